@@ -1,0 +1,1 @@
+export { buildProgram, type CliActions } from './program.js';

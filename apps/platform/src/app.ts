@@ -1,0 +1,71 @@
+import { coreRoutes, type RouteSpec } from '@tarmac/contract';
+import { createManagementApp, CursorCodec, type RouteDeps } from '@tarmac/server-kit';
+import type { Store } from '@tarmac/store';
+import type { Logger } from 'pino';
+import { AccountsService } from './modules/accounts/accounts.service.js';
+import { ApiKeysService } from './modules/api-keys/api-keys.service.js';
+import { BearerAuthenticator, MembershipWorkspaceResolver } from './modules/identity/authenticator.js';
+import { registerIdentityRoutes } from './modules/identity/identity.routes.js';
+import { JwtService, type SigningKey } from './modules/identity/jwt.js';
+import { OAuthService } from './modules/oauth/oauth.service.js';
+import { registerOpsRoutes } from './modules/ops/ops.routes.js';
+import { ServiceAccountsService } from './modules/service-accounts/service-accounts.service.js';
+import { UsersService } from './modules/users/users.service.js';
+import { WorkspacesService } from './modules/workspaces/workspaces.service.js';
+
+export interface PlatformDeps {
+  store: Store;
+  logger: Logger;
+  signingKey: SigningKey;
+  cursorSecret: Uint8Array;
+  /** Base URL clients use; a function because the bound port is known only after listening. */
+  apiUrl: () => string;
+  version: string;
+  accessTokenTtlSeconds?: number;
+  refreshTokenTtlSeconds?: number;
+  /** Validate every response against the contract (tests). */
+  checkResponses?: boolean;
+  now?: () => number;
+}
+
+/** Every route the management plane serves, in OpenAPI order. */
+export const managementRoutes: readonly RouteSpec[] = Object.values(coreRoutes);
+
+/** Builds the platform's HTTP app from its dependencies. No I/O: main.ts opens everything. */
+export function buildApp(deps: PlatformDeps) {
+  const nowMs = deps.now ?? Date.now;
+  const now = () => new Date(nowMs());
+  const jwt = new JwtService(deps.signingKey, 'tarmac', nowMs);
+  const routeDeps: RouteDeps = {
+    authenticator: new BearerAuthenticator(deps.store, jwt, nowMs),
+    workspaces: new MembershipWorkspaceResolver(deps.store),
+    cursors: new CursorCodec(deps.cursorSecret, nowMs),
+    checkResponses: deps.checkResponses ?? false,
+  };
+  const apiKeys = new ApiKeysService(deps.store, now);
+  const app = createManagementApp({ logger: deps.logger });
+  registerOpsRoutes(app, routeDeps, {
+    ping: () => deps.store.ping(),
+    routes: managementRoutes,
+    version: deps.version,
+    apiUrl: deps.apiUrl,
+  });
+  registerIdentityRoutes(app, routeDeps, {
+    jwt,
+    apiKeys,
+    oauth: new OAuthService(
+      deps.store,
+      jwt,
+      {
+        accessTokenTtlSeconds: deps.accessTokenTtlSeconds ?? 900,
+        refreshTokenTtlSeconds: deps.refreshTokenTtlSeconds ?? 30 * 86_400,
+      },
+      now,
+    ),
+    accounts: new AccountsService(deps.store),
+    workspaces: new WorkspacesService(deps.store, now),
+    users: new UsersService(deps.store, apiKeys, now),
+    serviceAccounts: new ServiceAccountsService(deps.store, now),
+  });
+  return app;
+}

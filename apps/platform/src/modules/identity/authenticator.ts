@@ -1,0 +1,80 @@
+import {
+  ApiError,
+  notFound,
+  type Authenticator,
+  type Principal,
+  type WorkspaceAccess,
+  type WorkspaceResolver,
+} from '@tarmac/server-kit';
+import type { Repositories } from '@tarmac/store';
+import type { JwtService } from './jwt.js';
+import { PREFIX, parseCredential, secretMatches } from './secrets.js';
+
+/**
+ * Bearer tokens are either API keys (`ak_<id>.<secret>`: one indexed lookup that also yields the
+ * owner) or platform JWTs (verified against our key, then the subject must still exist, so deleting a
+ * service account cuts its tokens at once).
+ */
+export class BearerAuthenticator implements Authenticator {
+  constructor(
+    private readonly store: Pick<Repositories, 'apiKeys' | 'principals'>,
+    private readonly jwt: JwtService,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async authenticate(token: string): Promise<Principal | undefined> {
+    const apiKey = parseCredential(token, PREFIX.apiKey);
+    if (apiKey) {
+      const row = await this.store.apiKeys.get(apiKey.id);
+      if (!row || !secretMatches(apiKey.secret, row.secretHash)) return undefined;
+      if (row.expiresAt && Date.parse(row.expiresAt) <= this.now()) return undefined;
+      return { id: row.principalId, kind: row.principalKind, accountId: row.accountId, via: 'api_key' };
+    }
+    if (token.split('.').length !== 3) return undefined;
+    const claims = await this.jwt.verify(token);
+    if (!claims) return undefined;
+    const principal = await this.store.principals.get(claims.sub);
+    if (!principal) return undefined;
+    return { id: principal.id, kind: principal.kind, accountId: principal.accountId, via: 'jwt' };
+  }
+}
+
+/**
+ * Spec "Authentication" 3: the workspace comes from `workspace=` or `X-Service-Workspace`; a caller
+ * who can see exactly one workspace may omit it. A workspace the caller cannot see is a 404, exactly
+ * as if it did not exist. Account admins act as admins of every workspace of their account.
+ */
+export class MembershipWorkspaceResolver implements WorkspaceResolver {
+  constructor(private readonly store: Pick<Repositories, 'memberships' | 'workspaces' | 'accounts'>) {}
+
+  async resolve(principal: Principal, requested: string | undefined): Promise<WorkspaceAccess> {
+    if (requested !== undefined) return this.named(principal, requested);
+    const memberships = await this.store.memberships.listForPrincipal(principal.id);
+    const isAccountAdmin = await this.store.accounts.isAdmin(principal.accountId, principal.id);
+    if (isAccountAdmin) {
+      const visible = await this.store.workspaces.listVisible(principal.id, { sort: 'name:asc', limit: 2 });
+      if (visible.items.length === 1) return this.named(principal, visible.items[0]!.name);
+    } else if (memberships.length === 1) {
+      const only = memberships[0]!;
+      return { name: only.workspace, accountId: only.accountId, role: only.role };
+    }
+    if (memberships.length === 0 && !isAccountAdmin) {
+      throw new ApiError('not_found', 'The caller belongs to no workspace');
+    }
+    throw new ApiError(
+      'workspace_required',
+      'workspace: the caller has several workspaces; name one with the "workspace" query parameter or the X-Service-Workspace header',
+      { details: [{ field: 'query.workspace', message: 'is required for callers with several workspaces' }] },
+    );
+  }
+
+  private async named(principal: Principal, name: string): Promise<WorkspaceAccess> {
+    const membership = await this.store.memberships.get(name, principal.id);
+    if (membership) return { name, accountId: membership.accountId, role: membership.role };
+    const workspace = await this.store.workspaces.get(name);
+    if (workspace && (await this.store.accounts.isAdmin(workspace.accountId, principal.id))) {
+      return { name, accountId: workspace.accountId, role: 'admin' };
+    }
+    throw notFound(`Workspace "${name}"`);
+  }
+}

@@ -1,0 +1,51 @@
+import type { z } from 'zod';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/**
+ * Who may call a route:
+ * - `public`: anyone (health, JWKS, token endpoint);
+ * - `principal`: any authenticated caller, no workspace needed;
+ * - `workspace`: an authenticated member of the resolved workspace (`workspace` query parameter,
+ *   `X-Service-Workspace` header, or the caller's only workspace).
+ */
+export type AuthMode = 'public' | 'principal' | 'workspace';
+
+/** One entry of a plane's route table: servers mount it, OpenAPI is emitted from it, the SDK calls it. */
+export interface RouteSpec {
+  readonly operationId: string;
+  readonly method: HttpMethod;
+  /** OpenAPI-style path, e.g. `/v0/workspaces/{name}`. */
+  readonly path: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly tag: string;
+  readonly auth: AuthMode;
+  /** Role the caller needs in the workspace (`workspace` routes) — `admin` or any member. */
+  readonly role?: 'admin';
+  readonly params?: z.ZodObject;
+  readonly query?: z.ZodObject;
+  readonly body?: z.ZodType;
+  readonly bodyEncoding?: 'json' | 'form-or-json';
+  /** Schema of one success body; for paginated routes, of one item. */
+  readonly response: z.ZodType;
+  /** Paginated list: a `{data, meta}` envelope from 2026-04-28, a bare array before. */
+  readonly paginated?: boolean;
+  readonly successStatus?: 200 | 202;
+  /** Error statuses worth documenting beyond the ones every route can return. */
+  readonly errors?: readonly number[];
+}
+
+export function defineRoute<const R extends RouteSpec>(route: R): R {
+  return route;
+}
+
+type Infer<T> = T extends z.ZodType ? z.output<T> : Record<string, never>;
+type Input<T> = T extends z.ZodType ? z.input<T> : never;
+
+export type RouteParams<R extends RouteSpec> = Infer<R['params']>;
+export type RouteQuery<R extends RouteSpec> = Infer<R['query']>;
+export type RouteBody<R extends RouteSpec> = R['body'] extends z.ZodType ? z.output<R['body']> : undefined;
+export type RouteBodyInput<R extends RouteSpec> = Input<R['body']>;
+export type RouteQueryInput<R extends RouteSpec> = R['query'] extends z.ZodType ? z.input<R['query']> : never;
+export type RouteResponse<R extends RouteSpec> = z.output<R['response']>;

@@ -1,0 +1,38 @@
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Logger } from 'pino';
+import type { ServerEnv } from './context.js';
+import { handleError, handleNotFound } from './error-handler.js';
+import { ApiError } from './errors.js';
+import { requestLogging } from './request-log.js';
+import { apiVersioning } from './versioning.js';
+
+export interface ManagementServerOptions {
+  logger: Logger;
+  /** Largest accepted request body (bytes); larger is a 413. */
+  maxBodyBytes?: number;
+}
+
+/**
+ * A Hono app with the management plane's pipeline: request id and access log, body limit, API
+ * version resolution, the one error handler, and 404 in the same error shape.
+ */
+export function createManagementApp(options: ManagementServerOptions): Hono<ServerEnv> {
+  const app = new Hono<ServerEnv>();
+  app.use(requestLogging(options.logger));
+  app.use(
+    bodyLimit({
+      maxSize: options.maxBodyBytes ?? 1024 * 1024,
+      onError: () => {
+        throw new ApiError(
+          'payload_too_large',
+          `Request body larger than ${options.maxBodyBytes ?? 1024 * 1024} bytes`,
+        );
+      },
+    }),
+  );
+  app.use(apiVersioning());
+  app.onError(handleError);
+  app.notFound(handleNotFound);
+  return app;
+}
