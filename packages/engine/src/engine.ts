@@ -1,0 +1,100 @@
+// The engine interface: what the platform asks of any workload engine (local runc today,
+// kubernetes later). Types here are plain data so they cross process and package boundaries.
+
+export type SandboxStatus = 'RUNNING' | 'FROZEN' | 'STOPPED';
+
+export interface PortSpec {
+  target: number;
+  protocol?: string;
+  name?: string;
+}
+
+export interface VolumeMount {
+  /** Name of a volume made with createVolume. */
+  volume: string;
+  mountPath: string;
+  readOnly?: boolean;
+}
+
+export interface SandboxSpec {
+  /** Engine id: lowercase alphanumerics and '-', 1..63 chars, unique on this engine. */
+  id: string;
+  /** Image reference, e.g. `tarmac/base:latest`; aliases are resolved by the image store. */
+  image: string;
+  /** Hard memory limit in MB; CPU is memoryMB / 2048 cores. */
+  memoryMB: number;
+  /** Max processes in the sandbox's cgroup (default 1024). */
+  pidsLimit?: number;
+  env?: Record<string, string>;
+  hostname?: string;
+  ports?: PortSpec[];
+  volumes?: VolumeMount[];
+  labels?: Record<string, string>;
+}
+
+export interface SandboxInfo {
+  id: string;
+  image: string;
+  status: SandboxStatus;
+  /** Address on the platform bridge; sandboxd listens on port 8080 there. */
+  ip: string;
+  /** Host pid of the sandbox's init while it runs. */
+  pid: number | null;
+  createdAt: string;
+  memoryMB: number;
+  ports: PortSpec[];
+  volumes: VolumeMount[];
+  labels: Record<string, string>;
+  /** Set once STOPPED when known: 128+signal for signalled inits, as a shell would report. */
+  exitCode: number | null;
+  /** The memory cgroup OOM-killed at least one process of this sandbox. */
+  oomKilled: boolean;
+  /** Why it stopped, when the engine knows: 'stopped' (stopSandbox), 'oom', 'exited'. */
+  reason: string | null;
+}
+
+export interface SandboxStats {
+  memoryBytes: number;
+  memoryLimitBytes: number;
+  /** Total CPU time consumed, nanoseconds. */
+  cpuUsageNs: number;
+  pids: number;
+  frozen: boolean;
+}
+
+export interface ImageInfo {
+  /** Canonical reference the image is stored under (aliases resolved). */
+  ref: string;
+  layers: number;
+  createdAt: string;
+}
+
+export interface VolumeInfo {
+  name: string;
+  sizeMB: number;
+  /** Host path of the mounted filesystem. */
+  path: string;
+}
+
+export interface DeleteOptions {
+  /** Keep the overlay upper dir (the sandbox's writes) under the sandbox dir for inspection. */
+  keepUpper?: boolean;
+}
+
+export interface Engine {
+  ensureImage(ref: string): Promise<ImageInfo>;
+  importImage(tarPath: string, ref: string): Promise<ImageInfo>;
+  createSandbox(spec: SandboxSpec): Promise<SandboxInfo>;
+  /** Resolves once sandboxd answers /health, rejects after timeoutMs. */
+  waitReady(id: string, timeoutMs?: number): Promise<void>;
+  freeze(id: string): Promise<void>;
+  thaw(id: string): Promise<void>;
+  stats(id: string): Promise<SandboxStats>;
+  stopSandbox(id: string, graceSeconds: number): Promise<SandboxInfo>;
+  deleteSandbox(id: string, opts?: DeleteOptions): Promise<void>;
+  list(): Promise<SandboxInfo[]>;
+  inspect(id: string): Promise<SandboxInfo>;
+  createVolume(name: string, sizeMB: number): Promise<VolumeInfo>;
+  deleteVolume(name: string): Promise<void>;
+  listVolumes(): Promise<VolumeInfo[]>;
+}

@@ -1,0 +1,201 @@
+// The image store under <home>/images: one directory per canonical reference, holding
+// image.json and its layers as plain directories (overlayfs lowers). Images are built or imported
+// into a temp dir and renamed into place, so a reader never sees half an image.
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Clock } from '../clock.js';
+import type { ImageInfo } from '../engine.js';
+import { ImageNotFoundError, InvalidImageError } from '../errors.js';
+import type { CommandRunner } from '../runner.js';
+import { buildBaseImage, type BaseImageOptions } from './base-image.js';
+import { importArchive } from './import.js';
+import { BASE_IMAGE, normalizeRef, refDirName, resolveRef } from './refs.js';
+
+export interface ImageManifest {
+  ref: string;
+  /** Layer dirs relative to the image dir, bottom first. */
+  layers: string[];
+  env: string[];
+  workingDir: string;
+  createdAt: string;
+}
+
+export interface ResolvedImage {
+  ref: string;
+  /** Absolute layer dirs, bottom first. */
+  layerDirs: string[];
+  env: string[];
+  workingDir: string;
+}
+
+export class ImageStore {
+  private readonly building = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly dir: string,
+    private readonly runner: CommandRunner,
+    private readonly clock: Clock,
+    private readonly baseOptions: BaseImageOptions = {},
+  ) {}
+
+  /** Makes the image available, building the base image on first use; unknown refs throw. */
+  async ensure(ref: string): Promise<ImageInfo> {
+    const canonical = this.canonical(ref);
+    if (!this.has(canonical)) {
+      if (canonical !== BASE_IMAGE) throw new ImageNotFoundError(ref);
+      await this.buildOnce(canonical);
+    }
+    return this.info(canonical);
+  }
+
+  /** Resolves a present image for a sandbox; never builds. */
+  resolve(ref: string): ResolvedImage {
+    const canonical = this.canonical(ref);
+    const manifest = this.manifest(canonical);
+    const base = join(this.dir, refDirName(canonical));
+    return {
+      ref: canonical,
+      layerDirs: manifest.layers.map((l) => join(base, l)),
+      env: manifest.env,
+      workingDir: manifest.workingDir,
+    };
+  }
+
+  async import(tarPath: string, ref: string): Promise<ImageInfo> {
+    const canonical = normalizeRef(ref);
+    const tmp = this.tempDir();
+    try {
+      const { layers, env, workingDir } = await importArchive(tarPath, tmp, this.runner);
+      this.commit(tmp, {
+        ref: canonical,
+        layers,
+        env,
+        workingDir,
+        createdAt: this.clock.date().toISOString(),
+      });
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+    return this.info(canonical);
+  }
+
+  list(): ImageInfo[] {
+    if (!existsSync(this.dir)) return [];
+    return readdirSync(this.dir)
+      .filter((d) => !d.startsWith('.'))
+      .map((d) => this.info(decodeURIComponent(d)));
+  }
+
+  remove(ref: string): void {
+    rmSync(join(this.dir, refDirName(normalizeRef(ref))), { recursive: true, force: true });
+  }
+
+  private canonical(ref: string): string {
+    try {
+      return resolveRef(ref);
+    } catch {
+      throw new ImageNotFoundError(ref);
+    }
+  }
+
+  private has(ref: string): boolean {
+    return existsSync(join(this.dir, refDirName(ref), 'image.json'));
+  }
+
+  private manifest(ref: string): ImageManifest {
+    try {
+      return JSON.parse(readFileSync(join(this.dir, refDirName(ref), 'image.json'), 'utf8')) as ImageManifest;
+    } catch {
+      throw new ImageNotFoundError(ref);
+    }
+  }
+
+  private info(ref: string): ImageInfo {
+    const m = this.manifest(ref);
+    return { ref: m.ref, layers: m.layers.length, createdAt: m.createdAt };
+  }
+
+  private buildOnce(ref: string): Promise<void> {
+    let p = this.building.get(ref);
+    if (!p) {
+      p = this.build(ref).finally(() => this.building.delete(ref));
+      this.building.set(ref, p);
+    }
+    return p;
+  }
+
+  private async build(ref: string): Promise<void> {
+    const release = await this.lock(ref);
+    if (!release) return; // another process built it while we waited
+    const tmp = this.tempDir();
+    try {
+      mkdirSync(join(tmp, 'layers'), { recursive: true });
+      await buildBaseImage(join(tmp, 'layers', '000'), this.runner, this.baseOptions);
+      this.commit(tmp, {
+        ref,
+        layers: ['layers/000'],
+        env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'LANG=C.UTF-8'],
+        workingDir: '/',
+        createdAt: this.clock.date().toISOString(),
+      });
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+      release();
+    }
+  }
+
+  /**
+   * Cross-process build lock (an O_EXCL file holding our pid), so parallel test workers or two
+   * platform processes build the base image once. Returns null if the image appeared meanwhile.
+   */
+  private async lock(ref: string): Promise<(() => void) | null> {
+    mkdirSync(this.dir, { recursive: true });
+    const file = join(this.dir, `.build-${refDirName(ref)}.lock`);
+    for (;;) {
+      if (this.has(ref)) return null;
+      try {
+        writeFileSync(file, String(process.pid), { flag: 'wx' });
+        return () => rmSync(file, { force: true });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      const holder = Number(readFileSync(file, 'utf8') || '0');
+      if (holder > 0 && !pidAlive(holder)) rmSync(file, { force: true });
+      else await this.clock.sleep(500);
+    }
+  }
+
+  private tempDir(): string {
+    const tmp = join(this.dir, `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    mkdirSync(tmp, { recursive: true });
+    return tmp;
+  }
+
+  /** Atomic publish. If another process published the same ref meanwhile, theirs wins for
+   * the base image (same content); an import replaces the old image. */
+  private commit(tmp: string, manifest: ImageManifest): void {
+    writeFileSync(join(tmp, 'image.json'), JSON.stringify(manifest, null, 2));
+    const dest = join(this.dir, refDirName(manifest.ref));
+    if (existsSync(dest)) {
+      if (manifest.ref === BASE_IMAGE) return;
+      // Move the old one aside, never delete it: running sandboxes still use its layers as
+      // overlay lowers (sandbox.json records absolute layer paths). Garbage collection of
+      // unused .old-* dirs is not done yet.
+      renameSync(dest, join(this.dir, `.old-${Math.random().toString(36).slice(2)}`));
+    }
+    try {
+      renameSync(tmp, dest);
+    } catch (err) {
+      throw new InvalidImageError(`could not store image ${manifest.ref}: ${(err as Error).message}`);
+    }
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

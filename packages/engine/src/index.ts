@@ -1,0 +1,33 @@
+export type {
+  DeleteOptions,
+  Engine,
+  ImageInfo,
+  PortSpec,
+  SandboxInfo,
+  SandboxSpec,
+  SandboxStats,
+  SandboxStatus,
+  VolumeInfo,
+  VolumeMount,
+} from './engine.js';
+export {
+  CommandError,
+  EngineError,
+  ImageNotFoundError,
+  InvalidImageError,
+  InvalidSpecError,
+  SandboxExistsError,
+  SandboxNotFoundError,
+  VolumeExistsError,
+  VolumeInUseError,
+  VolumeNotFoundError,
+} from './errors.js';
+export { LocalEngine, DEFAULT_NETWORK, type LocalEngineOptions } from './local-engine.js';
+export type { NetworkConfig } from './network.js';
+export type { RuntimeSources } from './runtime-dir.js';
+export type { BaseImageOptions } from './images/base-image.js';
+export { BASE_IMAGE, normalizeRef, resolveRef } from './images/refs.js';
+export { ProcessRunner, type CommandRunner, type RunOptions, type RunResult } from './runner.js';
+export { systemClock, type Clock } from './clock.js';
+export { detectCgroupVersion, type CgroupVersion } from './cgroups.js';
+export { probe, waitForHealth } from './health.js';

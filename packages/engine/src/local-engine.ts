@@ -1,0 +1,336 @@
+// LocalEngine: sandboxes as runc containers on this host. All state lives on disk (sandbox
+// files, runc state, cgroups, mounts, netns), so any number of engine instances, including one in
+// a new platform process after a crash, see the same sandboxes: nothing is held only in memory.
+import { mkdirSync, rmSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Cgroups, detectCgroupVersion, type CgroupVersion } from './cgroups.js';
+import { systemClock, type Clock } from './clock.js';
+import type {
+  DeleteOptions,
+  Engine,
+  ImageInfo,
+  SandboxInfo,
+  SandboxSpec,
+  SandboxStats,
+  VolumeInfo,
+} from './engine.js';
+import { EngineError, SandboxExistsError, SandboxNotFoundError, VolumeInUseError } from './errors.js';
+import { waitForHealth } from './health.js';
+import type { BaseImageOptions } from './images/base-image.js';
+import { ImageStore } from './images/image-store.js';
+import { isMountPoint } from './mounts.js';
+import { BridgeNetwork, type NetworkConfig } from './network.js';
+import { sandboxOciSpec, type OciMount } from './oci-spec.js';
+import { Runc } from './runc.js';
+import { ProcessRunner, type CommandRunner, type RunResult } from './runner.js';
+import { RuntimeBuilder, sandboxArgs, IN_SANDBOX, type RuntimeSources } from './runtime-dir.js';
+import { SandboxFiles, type SandboxRecord } from './sandbox-files.js';
+import { describeSandbox } from './sandbox-status.js';
+import { mergeEnv, validate } from './spec.js';
+import { VolumeStore } from './volumes.js';
+
+export interface LocalEngineOptions {
+  /** TARMAC_HOME: images/, sandboxes/, volumes/, runtime/ live here. */
+  home: string;
+  runtime: RuntimeSources;
+  network?: Partial<NetworkConfig>;
+  /** Parent cgroup of all sandboxes (relative to the hierarchy root). */
+  cgroupParent?: string;
+  runcRoot?: string;
+  runcBinary?: string;
+  runner?: CommandRunner;
+  clock?: Clock;
+  cgroupRoot?: string;
+  cgroupVersion?: CgroupVersion;
+  baseImage?: BaseImageOptions;
+  defaultPidsLimit?: number;
+}
+
+export const DEFAULT_NETWORK: NetworkConfig = { bridge: 'tarmac0', subnet: '10.200.0.0/16' };
+
+export class LocalEngine implements Engine {
+  readonly images: ImageStore;
+  readonly network: BridgeNetwork;
+  readonly runc: Runc;
+  private readonly volumeStore: VolumeStore;
+  private readonly files: SandboxFiles;
+  private readonly runtime: RuntimeBuilder;
+  private readonly runner: CommandRunner;
+  private readonly clock: Clock;
+  private cgroupsCache: Cgroups | undefined;
+  private readonly cgroupOf = new Map<string, string>();
+
+  constructor(private readonly opts: LocalEngineOptions) {
+    this.runner = opts.runner ?? new ProcessRunner();
+    this.clock = opts.clock ?? systemClock;
+    this.images = new ImageStore(join(opts.home, 'images'), this.runner, this.clock, opts.baseImage);
+    this.volumeStore = new VolumeStore(join(opts.home, 'volumes'), this.runner, this.clock);
+    this.files = new SandboxFiles(join(opts.home, 'sandboxes'));
+    this.runtime = new RuntimeBuilder(opts.runtime, join(opts.home, 'runtime'), this.runner);
+    const net = { ...DEFAULT_NETWORK, ...opts.network };
+    this.network = new BridgeNetwork(net, this.runner, join(opts.home, 'net', net.bridge, 'leases'));
+    this.runc = new Runc(this.runner, opts.runcRoot ?? '/run/tarmac/runc', opts.runcBinary);
+  }
+
+  /** Detected on first use, not at construction (no I/O in constructors). */
+  get cgroups(): Cgroups {
+    this.cgroupsCache ??= new Cgroups(
+      this.opts.cgroupVersion ?? detectCgroupVersion(this.opts.cgroupRoot),
+      this.clock,
+      this.opts.cgroupRoot,
+    );
+    return this.cgroupsCache;
+  }
+
+  ensureImage(ref: string): Promise<ImageInfo> {
+    return this.images.ensure(ref);
+  }
+
+  importImage(tarPath: string, ref: string): Promise<ImageInfo> {
+    return this.images.import(tarPath, ref);
+  }
+
+  async createSandbox(spec: SandboxSpec): Promise<SandboxInfo> {
+    validate(spec);
+    await this.images.ensure(spec.image); // ImageNotFoundError before anything is allocated
+    const image = this.images.resolve(spec.image);
+    const runtime = await this.runtime.ensure();
+    const volumeMounts: OciMount[] = [];
+    for (const v of spec.volumes ?? []) {
+      this.assertVolumeFree(v.volume, spec.id);
+      const vol = await this.volumeStore.ensureMounted(v.volume);
+      const opts = ['rbind', 'nosuid', 'nodev', v.readOnly ? 'ro' : 'rw'];
+      volumeMounts.push({ destination: v.mountPath, type: 'bind', source: vol.path, options: opts });
+    }
+    if (!this.files.claim(spec.id)) throw new SandboxExistsError(spec.id);
+    const paths = this.files.layout(spec.id);
+    let ip: string | null = null;
+    try {
+      for (const d of [paths.upper, paths.work, paths.rootfs, join(paths.root, 'logs')]) {
+        mkdirSync(d, { recursive: true });
+      }
+      // overlayfs lists lowers top first; image layers are stored bottom first.
+      const lower = [...image.layerDirs].reverse().join(':');
+      await this.runner.run('mount', [
+        '-t',
+        'overlay',
+        'overlay',
+        '-o',
+        `lowerdir=${lower},upperdir=${paths.upper},workdir=${paths.work}`,
+        paths.rootfs,
+      ]);
+      const net = await this.network.attach(spec.id);
+      ip = net.ip;
+      const cgroup = `${this.opts.cgroupParent ?? 'tarmac'}/${spec.id}`;
+      const record: SandboxRecord = {
+        id: spec.id,
+        image: image.ref,
+        layerDirs: image.layerDirs,
+        ip,
+        createdAt: this.clock.date().toISOString(),
+        memoryMB: spec.memoryMB,
+        pidsLimit: spec.pidsLimit ?? this.opts.defaultPidsLimit ?? 1024,
+        ports: spec.ports ?? [],
+        volumes: spec.volumes ?? [],
+        labels: spec.labels ?? {},
+        cgroup,
+      };
+      this.files.write(record);
+      const env = mergeEnv(image.env, { HOSTNAME: spec.hostname ?? spec.id, ...spec.env });
+      const oci = sandboxOciSpec({
+        rootfs: paths.rootfs,
+        args: sandboxArgs(runtime),
+        env,
+        cwd: image.workingDir,
+        hostname: spec.hostname ?? spec.id,
+        cgroupsPath: `/${cgroup}`,
+        netnsPath: net.netnsPath,
+        memoryMB: record.memoryMB,
+        pidsLimit: record.pidsLimit,
+        extraMounts: [
+          {
+            destination: IN_SANDBOX.dir,
+            type: 'bind',
+            source: runtime.hostPath,
+            options: ['rbind', 'ro', 'nosuid', 'nodev'],
+          },
+          ...volumeMounts,
+        ],
+      });
+      writeFileSync(join(paths.bundle, 'config.json'), JSON.stringify(oci));
+      await this.runc.run(spec.id, paths.bundle, paths.log);
+      return this.info(record);
+    } catch (err) {
+      await this.teardown(spec.id, ip, false).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async waitReady(id: string, timeoutMs = 10_000): Promise<void> {
+    const rec = this.files.read(id);
+    await waitForHealth(`http://${rec.ip}:8080/health`, timeoutMs, this.clock, () => {
+      if (!this.runc.alive(id)) throw new EngineError(`sandbox ${id} exited before it became ready`);
+    });
+  }
+
+  async freeze(id: string): Promise<void> {
+    const rec = this.files.read(id);
+    await this.cgroups.freeze(rec.cgroup);
+  }
+
+  async thaw(id: string): Promise<void> {
+    this.thawSync(id);
+  }
+
+  /** The resume hot path: one pseudo-file write and one read, no awaits, no JSON. */
+  thawSync(id: string): void {
+    let cgroup = this.cgroupOf.get(id);
+    if (cgroup === undefined) {
+      cgroup = this.files.read(id).cgroup;
+      this.cgroupOf.set(id, cgroup); // immutable for the sandbox's life; dropped on delete
+    }
+    this.cgroups.thaw(cgroup);
+  }
+
+  async stats(id: string): Promise<SandboxStats> {
+    const rec = this.files.read(id);
+    const s = this.cgroups.stats(rec.cgroup);
+    return {
+      memoryBytes: s.memoryBytes,
+      memoryLimitBytes: s.memoryLimitBytes,
+      cpuUsageNs: s.cpuUsageNs,
+      pids: s.pids,
+      frozen: s.frozen,
+    };
+  }
+
+  async stopSandbox(id: string, graceSeconds: number): Promise<SandboxInfo> {
+    const rec = this.files.read(id);
+    if (this.runc.alive(id)) {
+      const oomBefore = this.cgroups.oomKills(rec.cgroup) ?? 0;
+      // Frozen tasks cannot act on SIGTERM; thaw so the grace period means something.
+      if (this.cgroups.exists(rec.cgroup) && this.cgroups.isFrozen(rec.cgroup)) this.cgroups.thaw(rec.cgroup);
+      await this.runc.killAll(id, 'TERM');
+      let exitCode = 143;
+      if (!(await this.waitDead(id, graceSeconds * 1000))) {
+        await this.runc.killAll(id, 'KILL');
+        exitCode = 137;
+        await this.waitDead(id, 5000);
+      }
+      const oom = (this.cgroups.oomKills(rec.cgroup) ?? 0) > oomBefore;
+      this.files.writeStop(id, { reason: 'stopped', exitCode, oomKilled: oom });
+    }
+    return this.inspect(id);
+  }
+
+  async deleteSandbox(id: string, opts: DeleteOptions = {}): Promise<void> {
+    const rec = this.files.read(id);
+    if (this.runc.alive(id)) await this.stopSandbox(id, 0);
+    await this.teardown(id, rec.ip, opts.keepUpper ?? false);
+    this.cgroupOf.delete(id);
+  }
+
+  async list(): Promise<SandboxInfo[]> {
+    const out: SandboxInfo[] = [];
+    for (const id of this.files.ids()) {
+      try {
+        out.push(this.info(this.files.read(id)));
+      } catch (err) {
+        if (!(err instanceof SandboxNotFoundError)) throw err; // deleted meanwhile
+      }
+    }
+    return out;
+  }
+
+  async inspect(id: string): Promise<SandboxInfo> {
+    return this.info(this.files.read(id));
+  }
+
+  /** Runs a command inside a running sandbox (debugging and tests; not part of Engine). */
+  exec(id: string, args: string[], opts: { timeoutMs?: number; input?: string } = {}): Promise<RunResult> {
+    this.files.read(id);
+    return this.runc.exec(id, args, opts);
+  }
+
+  createVolume(name: string, sizeMB: number): Promise<VolumeInfo> {
+    return this.volumeStore.create(name, sizeMB);
+  }
+
+  async deleteVolume(name: string): Promise<void> {
+    this.assertVolumeFree(name, null);
+    await this.volumeStore.remove(name);
+  }
+
+  async listVolumes(): Promise<VolumeInfo[]> {
+    return this.volumeStore.list();
+  }
+
+  /** What a deleted sandbox left behind (mounts, cgroups, netns, veth, lease, files); [] is clean. */
+  async leftovers(id: string, ip: string): Promise<string[]> {
+    const paths = this.files.layout(id);
+    const left = [...(await this.network.leftovers(id, ip))];
+    if (isMountPoint(paths.rootfs)) left.push(`mount ${paths.rootfs}`);
+    left.push(
+      ...this.cgroups.present(`${this.opts.cgroupParent ?? 'tarmac'}/${id}`).map((d) => `cgroup ${d}`),
+    );
+    if (this.runc.state(id)) left.push(`runc state ${id}`);
+    return left;
+  }
+
+  private info(rec: SandboxRecord): SandboxInfo {
+    const live = this.runc.alive(rec.id);
+    return describeSandbox(rec, {
+      pid: live?.pid ?? null,
+      frozen: live !== null && this.cgroups.isFrozen(rec.cgroup),
+      oomKills: this.cgroups.oomKills(rec.cgroup),
+      stop: this.files.readStop(rec.id),
+    });
+  }
+
+  private async waitDead(id: string, ms: number): Promise<boolean> {
+    const deadline = this.clock.now() + ms;
+    while (this.runc.alive(id)) {
+      if (this.clock.now() >= deadline) return false;
+      await this.clock.sleep(10);
+    }
+    return true;
+  }
+
+  private async teardown(id: string, ip: string | null, keepUpper: boolean): Promise<void> {
+    const paths = this.files.layout(id);
+    await this.runc.delete(id);
+    if (isMountPoint(paths.rootfs)) {
+      const r = await this.runner.run('umount', [paths.rootfs], { allowFail: true });
+      if (r.code !== 0) await this.runner.run('umount', ['-l', paths.rootfs]);
+    }
+    await this.network.detach(id, ip);
+    this.cgroups.remove(`${this.opts.cgroupParent ?? 'tarmac'}/${id}`);
+    if (keepUpper) {
+      for (const p of [
+        paths.bundle,
+        paths.work,
+        join(paths.root, 'sandbox.json'),
+        join(paths.root, 'stopped.json'),
+      ]) {
+        rmSync(p, { recursive: true, force: true });
+      }
+    } else {
+      rmSync(paths.root, { recursive: true, force: true });
+    }
+  }
+
+  /** A volume is attached to one sandbox at a time. */
+  private assertVolumeFree(volume: string, forId: string | null): void {
+    for (const id of this.files.ids()) {
+      if (id === forId) continue;
+      try {
+        if (this.files.read(id).volumes.some((v) => v.volume === volume)) {
+          throw new VolumeInUseError(`volume ${volume} is attached to sandbox ${id}`);
+        }
+      } catch (err) {
+        if (!(err instanceof SandboxNotFoundError)) throw err;
+      }
+    }
+  }
+}

@@ -1,0 +1,85 @@
+// Thin client over the runc CLI plus direct reads of runc's state.json, so status checks cost
+// no process spawn. Containers are started detached (`run --detach`) in their own session with
+// stdio on log files: they are children of no platform process and outlive it.
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CommandError } from './errors.js';
+import type { CommandRunner, RunResult } from './runner.js';
+
+export interface RuncState {
+  pid: number;
+  /** Start time of the init (clock ticks since boot), to tell a live init from a reused pid. */
+  start: number;
+}
+
+export class Runc {
+  constructor(
+    private readonly runner: CommandRunner,
+    /** runc's state dir; on tmpfs (/run) so a host reboot forgets dead containers. */
+    readonly root: string,
+    private readonly binary = 'runc',
+  ) {}
+
+  async run(id: string, bundle: string, logFile: string): Promise<void> {
+    const fd = openSync(logFile, 'a');
+    try {
+      const res = await this.runner.run(
+        this.binary,
+        ['--root', this.root, 'run', '--detach', '--bundle', bundle, id],
+        { stdoutFd: fd, stderrFd: fd, detached: true, allowFail: true },
+      );
+      if (res.code !== 0) {
+        const tail = readFileSync(logFile, 'utf8').slice(-2000);
+        throw new CommandError(`runc run ${id}`, res.code, tail);
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Signals every process of the container (runc freezes, signals, thaws on v1). */
+  async killAll(id: string, signal: 'TERM' | 'KILL'): Promise<void> {
+    await this.runner.run(this.binary, ['--root', this.root, 'kill', '--all', id, signal], {
+      allowFail: true,
+    });
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.runner.run(this.binary, ['--root', this.root, 'delete', '--force', id], { allowFail: true });
+  }
+
+  exec(id: string, args: string[], opts: { timeoutMs?: number; input?: string } = {}): Promise<RunResult> {
+    return this.runner.run(this.binary, ['--root', this.root, 'exec', id, ...args], {
+      allowFail: true,
+      ...opts,
+    });
+  }
+
+  /** runc's record of the container, or null if runc does not know it. */
+  state(id: string): RuncState | null {
+    try {
+      const s = JSON.parse(readFileSync(join(this.root, id, 'state.json'), 'utf8')) as {
+        init_process_pid: number;
+        init_process_start: number;
+      };
+      return { pid: s.init_process_pid, start: s.init_process_start };
+    } catch {
+      return null;
+    }
+  }
+
+  /** True while the container's init is alive (not a zombie, not a recycled pid). */
+  alive(id: string): RuncState | null {
+    const s = this.state(id);
+    if (!s || s.pid <= 0) return null;
+    try {
+      const stat = readFileSync(`/proc/${s.pid}/stat`, 'utf8');
+      // Fields after the parenthesised command: state is field 3, starttime field 22.
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (rest[0] === 'Z' || rest[0] === 'X') return null;
+      return Number(rest[19]) === s.start ? s : null;
+    } catch {
+      return null;
+    }
+  }
+}

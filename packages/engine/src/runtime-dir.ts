@@ -1,0 +1,129 @@
+// The runtime the engine injects read-only at /.tarmac in every sandbox: the host's node binary
+// with the shared libraries it links (so it runs on any image, glibc or not), a static tini as
+// PID 1, and the sandboxd bundle. Built once per content version under <home>/runtime/<key>.
+import { createHash } from 'node:crypto';
+import {
+  copyFileSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { basename, join } from 'node:path';
+import type { CommandRunner } from './runner.js';
+
+export interface RuntimeSources {
+  nodeBinary: string;
+  /** A statically linked tini (Debian: /usr/bin/tini-static). */
+  tiniBinary: string;
+  /** The sandboxd bundle, one JS file (packages/sandboxd/dist/sandboxd.js). */
+  sandboxdBundle: string;
+}
+
+/** Where things are inside the sandbox. */
+export const IN_SANDBOX = {
+  dir: '/.tarmac',
+  tini: '/.tarmac/bin/tini',
+  node: '/.tarmac/bin/node',
+  libDir: '/.tarmac/lib',
+  // .mjs: there is no package.json next to it inside the sandbox to say "type": "module".
+  sandboxd: '/.tarmac/sandboxd.mjs',
+};
+
+export interface RuntimeDir {
+  hostPath: string;
+  /** The in-sandbox path of the dynamic loader node is run through. */
+  loader: string;
+}
+
+export class RuntimeBuilder {
+  private cached: { key: string; dir: RuntimeDir } | undefined;
+
+  constructor(
+    private readonly sources: RuntimeSources,
+    private readonly baseDir: string,
+    private readonly runner: CommandRunner,
+  ) {}
+
+  /** The runtime for the current sources; cheap after the first call (a few stats). */
+  async ensure(): Promise<RuntimeDir> {
+    const key = this.key();
+    if (this.cached?.key === key) return this.cached.dir;
+    const hostPath = join(this.baseDir, key);
+    const libs = await this.sharedLibs();
+    const loader = libs.find((l) => /\/ld-[^/]*\.so/.test(l));
+    if (!loader) throw new Error(`cannot find the dynamic loader of ${this.sources.nodeBinary}`);
+    if (!existsSync(hostPath)) {
+      const tmp = `${hostPath}.tmp-${process.pid}-${Date.now()}`;
+      mkdirSync(join(tmp, 'bin'), { recursive: true });
+      mkdirSync(join(tmp, 'lib'), { recursive: true });
+      linkOrCopy(this.sources.nodeBinary, join(tmp, 'bin', 'node'));
+      linkOrCopy(this.sources.tiniBinary, join(tmp, 'bin', 'tini'));
+      copyFileSync(this.sources.sandboxdBundle, join(tmp, 'sandboxd.mjs'));
+      for (const lib of libs) linkOrCopy(lib, join(tmp, 'lib', basename(lib)));
+      try {
+        renameSync(tmp, hostPath);
+      } catch (err) {
+        // Another engine finished the same content first: use theirs.
+        rmSync(tmp, { recursive: true, force: true });
+        if (!existsSync(hostPath)) throw err;
+      }
+    }
+    const dir = { hostPath, loader: `${IN_SANDBOX.libDir}/${basename(loader)}` };
+    this.cached = { key, dir };
+    return dir;
+  }
+
+  private key(): string {
+    const h = createHash('sha256');
+    for (const p of [this.sources.nodeBinary, this.sources.tiniBinary, this.sources.sandboxdBundle]) {
+      const s = statSync(p);
+      h.update(`${p}:${s.size}:${s.mtimeMs}:${s.ino};`);
+    }
+    return h.digest('hex').slice(0, 16);
+  }
+
+  /** Resolved paths of node's shared libraries, loader included, from ldd. */
+  private async sharedLibs(): Promise<string[]> {
+    const { stdout } = await this.runner.run('ldd', [this.sources.nodeBinary]);
+    const libs: string[] = [];
+    for (const line of stdout.split('\n')) {
+      const m = /=>\s*(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
+      if (m?.[1]) libs.push(m[1]);
+    }
+    return libs;
+  }
+}
+
+/**
+ * Hard link when on the same filesystem (node is ~100 MB; package upgrades replace files by
+ * rename, so the linked inode stays the old, consistent binary), else copy.
+ */
+function linkOrCopy(path: string, dest: string): void {
+  // link(2) does not follow symlinks (libstdc++.so.6 is one): link the target, keep the name.
+  const src = realpathSync(path);
+  try {
+    linkSync(src, dest);
+  } catch {
+    copyFileSync(src, dest);
+  }
+}
+
+/** The container's command: tini reaping zombies, running sandboxd via the injected loader. */
+export function sandboxArgs(runtime: RuntimeDir, port = 8080): string[] {
+  return [
+    IN_SANDBOX.tini,
+    '-g', // forward signals to the whole process group, so SIGTERM reaches every child
+    '--',
+    runtime.loader,
+    '--library-path',
+    IN_SANDBOX.libDir,
+    IN_SANDBOX.node,
+    IN_SANDBOX.sandboxd,
+    '--port',
+    String(port),
+  ];
+}

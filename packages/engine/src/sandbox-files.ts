@@ -1,0 +1,96 @@
+// Files under <home>/sandboxes/<id>: the durable record a new engine process re-attaches from.
+//   sandbox.json   what was asked for and what was assigned (ip, cgroup, image layers)
+//   stopped.json   written by stopSandbox: why and how it stopped
+//   bundle/        runc bundle (config.json); bundle/rootfs is the overlay mount point
+//   upper/ work/   the overlay's writable layer
+//   logs/          container stdout/stderr
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import type { PortSpec, VolumeMount } from './engine.js';
+import { SandboxNotFoundError } from './errors.js';
+
+export interface SandboxRecord {
+  id: string;
+  image: string;
+  layerDirs: string[];
+  ip: string;
+  createdAt: string;
+  memoryMB: number;
+  pidsLimit: number;
+  ports: PortSpec[];
+  volumes: VolumeMount[];
+  labels: Record<string, string>;
+  cgroup: string;
+}
+
+export interface StopRecord {
+  reason: string;
+  exitCode: number | null;
+  oomKilled: boolean;
+}
+
+export class SandboxFiles {
+  constructor(readonly dir: string) {}
+
+  path(id: string, ...rest: string[]): string {
+    return join(this.dir, id, ...rest);
+  }
+
+  layout(id: string) {
+    return {
+      root: this.path(id),
+      bundle: this.path(id, 'bundle'),
+      rootfs: this.path(id, 'bundle', 'rootfs'),
+      upper: this.path(id, 'upper'),
+      work: this.path(id, 'work'),
+      log: this.path(id, 'logs', 'container.log'),
+    };
+  }
+
+  /** Claims the id (mkdir is atomic); false if it is taken. */
+  claim(id: string): boolean {
+    mkdirSync(this.dir, { recursive: true });
+    try {
+      mkdirSync(this.path(id));
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    }
+  }
+
+  write(rec: SandboxRecord): void {
+    atomicWrite(this.path(rec.id, 'sandbox.json'), JSON.stringify(rec, null, 2));
+  }
+
+  read(id: string): SandboxRecord {
+    try {
+      return JSON.parse(readFileSync(this.path(id, 'sandbox.json'), 'utf8')) as SandboxRecord;
+    } catch {
+      throw new SandboxNotFoundError(id);
+    }
+  }
+
+  writeStop(id: string, stop: StopRecord): void {
+    atomicWrite(this.path(id, 'stopped.json'), JSON.stringify(stop));
+  }
+
+  readStop(id: string): StopRecord | null {
+    try {
+      return JSON.parse(readFileSync(this.path(id, 'stopped.json'), 'utf8')) as StopRecord;
+    } catch {
+      return null;
+    }
+  }
+
+  ids(): string[] {
+    if (!existsSync(this.dir)) return [];
+    return readdirSync(this.dir).filter((id) => existsSync(this.path(id, 'sandbox.json')));
+  }
+}
+
+function atomicWrite(path: string, data: string): void {
+  const tmp = `${path}.tmp`;
+  writeFileSync(tmp, data);
+  renameSync(tmp, path);
+}

@@ -1,0 +1,40 @@
+#!/bin/sh
+# Installs what the local sandbox engine (packages/engine) needs on a Debian/Ubuntu host.
+# Idempotent and noninteractive; for CI and for `tarmac up` hosts. Needs root.
+#   runc        the OCI runtime
+#   iproute2    bridge, veth, netns (ip -batch)
+#   iptables    firewall between sandboxes and the host
+#   tini        tini-static is the PID 1 injected into every sandbox
+#   mmdebstrap  builds the base image tarmac/base:latest from Debian packages
+#   e2fsprogs   mkfs.ext4 for size-limited volumes
+#   tar, mount, util-linux (losetup behind mount -o loop) are in every Debian base system.
+set -eu
+
+PACKAGES="runc iproute2 iptables tini mmdebstrap e2fsprogs"
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "engine-install: must run as root" >&2
+  exit 1
+fi
+
+missing=""
+for p in $PACKAGES; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+
+if [ -n "$missing" ]; then
+  echo "engine-install: installing$missing"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $missing
+else
+  echo "engine-install: all present ($PACKAGES)"
+fi
+
+# The overlay and loop drivers are built in or loaded on demand; fail early if they are absent.
+grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null || {
+  echo "engine-install: overlayfs not available in this kernel" >&2
+  exit 1
+}
+runc --version | head -1
