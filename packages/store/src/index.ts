@@ -1,0 +1,25 @@
+export { openStore, type Dialect, type Store, type StoreOptions } from './store.js';
+export { repositories, type Repositories } from './repositories.js';
+export { UniqueViolationError, StaleRevisionError, isUniqueViolation } from './errors.js';
+export type { ListPage, Page, PagePosition, SortOrder } from './page.js';
+export type {
+  AccountRow,
+  ApiKeyRow,
+  ApiKeyWithOwner,
+  InvitationRow,
+  MembershipRow,
+  PrincipalKind,
+  PrincipalRow,
+  RefreshTokenRow,
+  Role,
+  WorkspaceRow,
+} from './repositories/identity-rows.js';
+export {
+  MAX_EVENTS,
+  type NewResource,
+  type ResourceEvent,
+  type ResourceFilter,
+  type ResourcePatch,
+  type ResourceRow,
+} from './repositories/resources.js';
+export type { Database } from './schema.js';

@@ -1,0 +1,18 @@
+import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import * as identity from './001-identity.js';
+import * as resources from './002-resources.js';
+
+/**
+ * Every migration, in order. Static imports (no directory scan) so the bundle and both dialects see
+ * the same list; a new migration is a new file and one line here. Never edit a released one.
+ */
+const MIGRATIONS: Record<string, Migration> = {
+  '001-identity': identity,
+  '002-resources': resources,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: () => Promise.resolve(MIGRATIONS),
+};
+
+export type AnyDb = Kysely<unknown>;

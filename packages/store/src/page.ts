@@ -1,0 +1,76 @@
+// Keyset pagination shared by every list (spec "Pagination"): rows are ordered by the sort key and
+// then by a unique id, and a page starts strictly after the previous page's last (key, id). Items
+// that existed throughout a paging session are therefore never repeated or skipped, whatever is
+// added or deleted meanwhile.
+import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+
+export type SortOrder = 'createdAt:desc' | 'createdAt:asc' | 'name:asc' | 'name:desc';
+
+export interface PagePosition {
+  key: string;
+  id: string;
+}
+
+/** One page asked of a repository (server-kit's PageRequest has this shape). */
+export interface ListPage {
+  sort: SortOrder;
+  limit: number;
+  after?: PagePosition | undefined;
+  /** Case-insensitive substring over name, display name and labels (already trimmed, >= 2 chars). */
+  q?: string | undefined;
+}
+
+export interface Page<T> {
+  items: T[];
+  hasMore: boolean;
+  last?: PagePosition;
+  total: number;
+}
+
+export interface SortColumns {
+  createdAt: string;
+  name: string;
+  id: string;
+}
+
+/** Column names of the sort keys for one table, e.g. `{createdAt: 'w.created_at', ...}`. */
+export function sortSpec(sort: SortOrder, columns: SortColumns) {
+  const [field, direction] = sort.split(':') as ['createdAt' | 'name', 'asc' | 'desc'];
+  return { key: columns[field], id: columns.id, direction, field };
+}
+
+/** `WHERE (key, id) > (after.key, after.id)` in the sort's direction, portable to both dialects. */
+export function afterPosition<DB, TB extends keyof DB>(
+  eb: ExpressionBuilder<DB, TB>,
+  spec: ReturnType<typeof sortSpec>,
+  after: PagePosition,
+): Expression<SqlBool> {
+  const op = spec.direction === 'asc' ? '>' : '<';
+  const key = sql.ref(spec.key);
+  const id = sql.ref(spec.id);
+  return sql<SqlBool>`(${key} ${sql.raw(op)} ${after.key} or (${key} = ${after.key} and ${id} ${sql.raw(op)} ${after.id}))`;
+}
+
+/** Escapes LIKE wildcards so `q` is a plain substring. */
+export function likePattern(q: string): string {
+  return `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** Cuts the `limit + 1` rows fetched into a page and remembers where it ended. */
+export function toPage<R, T>(
+  rows: R[],
+  limit: number,
+  total: number,
+  position: (row: R) => PagePosition,
+  map: (row: R) => T,
+): Page<T> {
+  const hasMore = rows.length > limit;
+  const kept = hasMore ? rows.slice(0, limit) : rows;
+  const lastRow = kept[kept.length - 1];
+  return {
+    items: kept.map(map),
+    hasMore,
+    ...(lastRow !== undefined ? { last: position(lastRow) } : {}),
+    total,
+  };
+}

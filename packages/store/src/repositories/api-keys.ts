@@ -1,0 +1,75 @@
+import { sql, type Kysely } from 'kysely';
+import { uniquely } from '../errors.js';
+import { afterPosition, likePattern, sortSpec, toPage, type ListPage, type Page } from '../page.js';
+import type { Database } from '../schema.js';
+import { apiKeyFrom, type ApiKeyRow, type ApiKeyWithOwner } from './identity-rows.js';
+
+/** API keys, stored by id with only a hash of the secret. */
+export function apiKeysRepository(db: Kysely<Database>) {
+  return {
+    async create(row: ApiKeyRow): Promise<ApiKeyRow> {
+      await uniquely(() =>
+        db
+          .insertInto('api_keys')
+          .values({
+            id: row.id,
+            principal_id: row.principalId,
+            name: row.name,
+            secret_hash: row.secretHash,
+            expires_at: row.expiresAt,
+            created_at: row.createdAt,
+            updated_at: row.updatedAt,
+          })
+          .execute(),
+      );
+      return row;
+    },
+
+    /** The key and its owner's kind and account: authentication is this one indexed lookup. */
+    async get(id: string): Promise<ApiKeyWithOwner | undefined> {
+      const r = await db
+        .selectFrom('api_keys as k')
+        .innerJoin('principals as p', 'p.id', 'k.principal_id')
+        .selectAll('k')
+        .select(['p.kind', 'p.account_id'])
+        .where('k.id', '=', id)
+        .executeTakeFirst();
+      return r && { ...apiKeyFrom(r), principalKind: r.kind, accountId: r.account_id };
+    },
+
+    async listForPrincipal(principalId: string, page: ListPage): Promise<Page<ApiKeyRow>> {
+      const spec = sortSpec(page.sort, { createdAt: 'created_at', name: 'name', id: 'id' });
+      let query = db.selectFrom('api_keys').selectAll().where('principal_id', '=', principalId);
+      const total = await query
+        .clearSelect()
+        .select((eb) => eb.fn.countAll<string | number>().as('n'))
+        .executeTakeFirstOrThrow();
+      if (page.q) query = query.where(sql`lower(name)`, 'like', likePattern(page.q));
+      if (page.after) {
+        const after = page.after;
+        query = query.where((eb) => afterPosition(eb, spec, after));
+      }
+      const rows = await query
+        .orderBy(sql.ref(spec.key), spec.direction)
+        .orderBy(sql.ref(spec.id), spec.direction)
+        .limit(page.limit + 1)
+        .execute();
+      return toPage(
+        rows,
+        page.limit,
+        Number(total.n),
+        (r) => ({ key: spec.field === 'name' ? r.name : r.created_at, id: r.id }),
+        apiKeyFrom,
+      );
+    },
+
+    async delete(id: string, principalId: string): Promise<boolean> {
+      const result = await db
+        .deleteFrom('api_keys')
+        .where('id', '=', id)
+        .where('principal_id', '=', principalId)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
+  };
+}

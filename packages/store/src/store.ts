@@ -1,0 +1,79 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, sql, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import { migrationProvider } from './migrations/index.js';
+import { repositories, type Repositories } from './repositories.js';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface StoreOptions {
+  /** `postgres://…` for PostgreSQL; anything else is a SQLite file path (or `:memory:`). */
+  databaseUrl: string;
+  /** PostgreSQL schema to use (created if missing); tests give each run its own. */
+  schema?: string;
+  /** Largest PostgreSQL pool. */
+  maxConnections?: number;
+}
+
+export interface Store extends Repositories {
+  readonly dialect: Dialect;
+  readonly db: Kysely<Database>;
+  /** Runs `work` in one transaction: all of its writes land, or none. */
+  transaction<T>(work: (tx: Repositories) => Promise<T>): Promise<T>;
+  /** A trivial query: the store answers (readiness). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * Opens the database and brings its schema up to date. SQLite runs in WAL mode with foreign keys
+ * on; PostgreSQL through a pg pool. The same repositories serve both (issue "Platform core" §3).
+ */
+export async function openStore(options: StoreOptions): Promise<Store> {
+  const isPostgres = /^postgres(ql)?:\/\//.test(options.databaseUrl);
+  const db = isPostgres ? openPostgres(options) : openSqlite(options.databaseUrl);
+  if (isPostgres && options.schema) {
+    if (!SCHEMA_NAME.test(options.schema)) throw new Error(`invalid schema name "${options.schema}"`);
+    await sql`create schema if not exists ${sql.id(options.schema)}`.execute(db);
+  }
+  const { error, results } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    await db.destroy();
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`, {
+      cause: error,
+    });
+  }
+  const repos = repositories(db);
+  return {
+    ...repos,
+    dialect: isPostgres ? 'postgres' : 'sqlite',
+    db,
+    transaction: (work) => db.transaction().execute((trx) => work(repositories(trx))),
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+function openSqlite(path: string): Kysely<Database> {
+  const database = new BetterSqlite3(path);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+}
+
+function openPostgres(options: StoreOptions): Kysely<Database> {
+  const pool = new pg.Pool({
+    connectionString: options.databaseUrl,
+    max: options.maxConnections ?? 10,
+    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+  });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
