@@ -7,3 +7,4 @@ export * from './identity.js';
 export * from './core-routes.js';
 export * from './openapi.js';
 export * from './headers.js';
+export * from './resources/envelope.js';
