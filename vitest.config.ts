@@ -15,6 +15,9 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['tests/e2e/**/*.test.ts'],
+          // One file at a time: e2e files start real platforms and sandboxes, which share the
+          // host's cgroups, bridge and CPU; on a 2-core machine parallel files only add noise.
+          fileParallelism: false,
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
