@@ -8,3 +8,4 @@ export * from './core-routes.js';
 export * from './openapi.js';
 export * from './headers.js';
 export * from './resources/envelope.js';
+export * from './sandbox-api/index.js';

@@ -1,25 +1,30 @@
 // The runtime the engine injects read-only at /.tarmac in every sandbox: the host's node binary
 // with the shared libraries it links (so it runs on any image, glibc or not), a static tini as
-// PID 1, and the sandboxd bundle. Built once per content version under <home>/runtime/<key>.
+// PID 1, and the sandboxd bundle with its native addons (lib/*.node next to the bundle, e.g. the
+// PTY's pty.node, copied to /.tarmac/lib). Built once per content version under <home>/runtime/<key>.
 import { createHash } from 'node:crypto';
 import {
   copyFileSync,
   existsSync,
   linkSync,
+  readdirSync,
   mkdirSync,
   realpathSync,
   renameSync,
   rmSync,
   statSync,
 } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { CommandRunner } from './runner.js';
 
 export interface RuntimeSources {
   nodeBinary: string;
   /** A statically linked tini (Debian: /usr/bin/tini-static). */
   tiniBinary: string;
-  /** The sandboxd bundle, one JS file (packages/sandboxd/dist/sandboxd.js). */
+  /**
+   * The sandboxd bundle, one JS file (packages/sandboxd/dist/sandboxd.bundle.mjs). Native addons
+   * in `lib/*.node` next to it are copied to /.tarmac/lib, where the bundle loads them from.
+   */
   sandboxdBundle: string;
 }
 
@@ -53,7 +58,12 @@ export class RuntimeBuilder {
     const key = this.key();
     if (this.cached?.key === key) return this.cached.dir;
     const hostPath = join(this.baseDir, key);
-    const libs = await this.sharedLibs();
+    const addons = this.addons();
+    const libs = [
+      ...new Set(
+        (await Promise.all([this.sources.nodeBinary, ...addons].map((b) => this.sharedLibs(b)))).flat(),
+      ),
+    ];
     const loader = libs.find((l) => /\/ld-[^/]*\.so/.test(l));
     if (!loader) throw new Error(`cannot find the dynamic loader of ${this.sources.nodeBinary}`);
     if (!existsSync(hostPath)) {
@@ -64,6 +74,7 @@ export class RuntimeBuilder {
       linkOrCopy(this.sources.tiniBinary, join(tmp, 'bin', 'tini'));
       copyFileSync(this.sources.sandboxdBundle, join(tmp, 'sandboxd.mjs'));
       for (const lib of libs) linkOrCopy(lib, join(tmp, 'lib', basename(lib)));
+      for (const addon of addons) copyFileSync(addon, join(tmp, 'lib', basename(addon)));
       try {
         renameSync(tmp, hostPath);
       } catch (err) {
@@ -79,16 +90,31 @@ export class RuntimeBuilder {
 
   private key(): string {
     const h = createHash('sha256');
-    for (const p of [this.sources.nodeBinary, this.sources.tiniBinary, this.sources.sandboxdBundle]) {
+    for (const p of [
+      this.sources.nodeBinary,
+      this.sources.tiniBinary,
+      this.sources.sandboxdBundle,
+      ...this.addons(),
+    ]) {
       const s = statSync(p);
       h.update(`${p}:${s.size}:${s.mtimeMs}:${s.ino};`);
     }
     return h.digest('hex').slice(0, 16);
   }
 
-  /** Resolved paths of node's shared libraries, loader included, from ldd. */
-  private async sharedLibs(): Promise<string[]> {
-    const { stdout } = await this.runner.run('ldd', [this.sources.nodeBinary]);
+  /** Native addons shipped next to the bundle (`lib/*.node`). */
+  private addons(): string[] {
+    const dir = join(dirname(this.sources.sandboxdBundle), 'lib');
+    if (!existsSync(dir)) return [];
+    return readdirSync(dir)
+      .filter((f) => f.endsWith('.node'))
+      .sort()
+      .map((f) => join(dir, f));
+  }
+
+  /** Resolved paths of a binary's shared libraries, loader included, from ldd. */
+  private async sharedLibs(binary: string): Promise<string[]> {
+    const { stdout } = await this.runner.run('ldd', [binary]);
     const libs: string[] = [];
     for (const line of stdout.split('\n')) {
       const m = /=>\s*(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);

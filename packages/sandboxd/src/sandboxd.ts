@@ -1,24 +1,133 @@
-// The in-sandbox daemon, minimal edition: it answers GET /health so the platform knows the sandbox
-// is up. The full sandbox API (filesystem, process, network, terminal) lands in a later issue.
-//
-// This file must stay a single module with node: imports only: `tsc` emits it as the one file
-// (dist/sandboxd.js) that the engine bind-mounts read-only into every sandbox, where there is no
-// node_modules. When it grows past one file, bundle it with esbuild instead.
-import { createServer, type Server } from 'node:http';
-import { pathToFileURL } from 'node:url';
+// sandboxd: the in-sandbox daemon serving the sandbox API (reference sandbox-api.md §1) and its
+// MCP endpoint. createSandboxd wires the routes over injected config; it does not listen. The
+// program entry (argv, env, sockets) is main.ts.
+import { existsSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAdaptorServer } from '@hono/node-server';
+import type { Hono } from 'hono';
+import { LOG_FILE_MAX_BYTES, systemClock, type SandboxdConfig } from './config.js';
+import { multipartRoutes } from './fs/multipart-upload.js';
+import type { PathContext } from './fs/paths.js';
+import { filesystemRoutes } from './fs/routes.js';
+import { searchRoutes } from './fs/search-routes.js';
+import { watchRoutes } from './fs/watch.js';
+import { healthRoutes } from './health.js';
+import { createApp, normalizeRequest } from './http/app.js';
+import { HttpError } from './http/errors.js';
+import { mcpRoutes } from './mcp/routes.js';
+import { PortMonitors } from './network/monitor.js';
+import { networkRoutes } from './network/routes.js';
+import { unavailableTunnel } from './network/tunnel.js';
+import { ProcessManager, type Spawner } from './process/manager.js';
+import { processPorts } from './process/ports.js';
+import { processRoutes } from './process/routes.js';
+import { TERMINAL_PAGE } from './terminal/page.js';
+import { nodePtyFactory, type PtyFactory } from './terminal/pty.js';
+import { TerminalSessions } from './terminal/sessions.js';
+import { terminalUpgrade } from './terminal/ws.js';
 
 export const DEFAULT_PORT = 8080;
+export const VERSION = '0.1.0';
 
-/** Builds the HTTP server; does not listen. */
-export function createSandboxd(): Server {
-  return createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (req.method === 'GET' && path === '/health') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
-      return;
-    }
-    res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+export interface SandboxdDeps {
+  spawn?: Spawner;
+  ptyFactory?: PtyFactory;
+  /** Restart delay of restartOnFailure (1 s upstream); tests shorten it. */
+  restartDelayMs?: number;
+  /** MCP processExecute wait cap (58 s upstream). */
+  mcpWaitCapSec?: number;
+}
+
+export interface Sandboxd {
+  server: Server;
+  app: Hono;
+  processes: ProcessManager;
+  /** Stops monitors, terminals and every process group, then closes the server. */
+  close(): Promise<void>;
+}
+
+/** Fills the defaults of everything but the working directory. */
+export function defaultConfig(c: Partial<SandboxdConfig> & { workingDir: string }): SandboxdConfig {
+  return {
+    home: c.workingDir,
+    logDir: join(tmpdir(), 'sandbox-api-logs'),
+    tmpDir: tmpdir(),
+    env: {},
+    shell: 'sh',
+    shellArgs: ['-c'],
+    keepAliveDisabled: false,
+    terminalDisabled: false,
+    logFileMaxBytes: LOG_FILE_MAX_BYTES,
+    procRoot: '/proc',
+    version: VERSION,
+    clock: systemClock,
+    tunnel: unavailableTunnel,
+    keepaliveMs: { logs: 30_000, watch: 30_000, exec: 5_000 },
+    ...c,
+  };
+}
+
+export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}): Sandboxd {
+  const ctx: PathContext = { workingDir: config.workingDir, home: config.home };
+  const pm = new ProcessManager({
+    shell: config.shell,
+    shellArgs: config.shellArgs,
+    env: config.env,
+    logDir: config.logDir,
+    logFileMaxBytes: config.logFileMaxBytes,
+    keepAliveDisabled: config.keepAliveDisabled,
+    clock: config.clock,
+    ...(deps.spawn ? { spawn: deps.spawn } : {}),
+    ...(deps.restartDelayMs !== undefined ? { restartDelayMs: deps.restartDelayMs } : {}),
   });
+  const monitors = new PortMonitors((pid) => processPorts(config.procRoot, pid));
+  const terminals = new TerminalSessions(deps.ptyFactory ?? nodePtyFactory);
+
+  const app = createApp();
+  healthRoutes(app, pm, config.clock, config.version);
+  filesystemRoutes(app, ctx);
+  multipartRoutes(app, ctx, config.tmpDir, config.clock);
+  searchRoutes(app, ctx);
+  watchRoutes(app, ctx, config.keepaliveMs.watch);
+  processRoutes(app, pm, ctx, { procRoot: config.procRoot, keepaliveMs: config.keepaliveMs });
+  networkRoutes(app, config.procRoot, monitors, config.tunnel);
+  mcpRoutes(app, {
+    pm,
+    ctx,
+    procRoot: config.procRoot,
+    version: config.version,
+    waitCapSec: deps.mcpWaitCapSec,
+  });
+  app.get('/terminal', (c) => {
+    if (config.terminalDisabled) throw new HttpError(404, 'terminal is disabled');
+    return c.html(TERMINAL_PAGE);
+  });
+
+  const server = createAdaptorServer({ fetch: (req: Request) => app.fetch(normalizeRequest(req)) }) as Server;
+  const upgrade = terminalUpgrade(terminals, {
+    ctx,
+    env: config.env,
+    defaultShell: config.env.SHELL ?? (existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh'),
+    disabled: config.terminalDisabled,
+  });
+  server.on('upgrade', upgrade);
+
+  return {
+    server,
+    app,
+    processes: pm,
+    close: () =>
+      new Promise<void>((resolve) => {
+        monitors.stopAll();
+        terminals.closeAll();
+        upgrade.close();
+        pm.killAll();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
 }
 
 /** Parses `--port N` (the engine passes flags, not env, so nothing leaks into user processes). */
@@ -29,19 +138,3 @@ export function parsePort(argv: readonly string[]): number {
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`invalid --port ${raw}`);
   return port;
 }
-
-function main(): void {
-  const server = createSandboxd();
-  server.listen(parsePort(process.argv.slice(2)), '0.0.0.0');
-  // SIGTERM from the engine's stop: close and exit 0 so a graceful stop is told apart from a kill.
-  const stop = (): void => {
-    server.close(() => process.exit(0));
-    server.closeAllConnections();
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-}
-
-// Run only when executed as a program, never when imported (tests import createSandboxd).
-const entry = process.argv[1];
-if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) main();

@@ -9,7 +9,7 @@ import { LocalEngine, type LocalEngineOptions } from '../local-engine.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = resolve(here, '../../../..');
-export const SANDBOXD_BUNDLE = join(REPO_ROOT, 'packages/sandboxd/dist/sandboxd.js');
+export const SANDBOXD_BUNDLE = join(REPO_ROOT, 'packages/sandboxd/dist/sandboxd.bundle.mjs');
 export const DEFAULT_TEST_HOME = '/var/cache/tarmac-test';
 
 export const TEST_NETWORK = { bridge: 'tarmactest0', subnet: '10.201.0.0/16' };
@@ -38,7 +38,7 @@ export function missingCapability(): string | null {
 /** Builds packages/sandboxd if its bundle is missing (tests may run before `npm run build`). */
 export function ensureSandboxdBundle(): void {
   if (existsSync(SANDBOXD_BUNDLE)) return;
-  execFileSync('npx', ['tsc', '-b', join(REPO_ROOT, 'packages/sandboxd')], {
+  execFileSync('npm', ['run', '-w', '@tarmac/sandboxd', 'build:bundle'], {
     cwd: REPO_ROOT,
     stdio: 'inherit',
   });

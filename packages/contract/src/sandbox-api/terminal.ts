@@ -1,0 +1,19 @@
+// Terminal WebSocket messages (reference sandbox-api.md §1.6). The client sends `input` and
+// `resize`; the server sends `output` and `error`.
+import { z } from 'zod';
+
+export const terminalClientMessageSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('input'), data: z.string() }),
+  z.object({
+    type: z.literal('resize'),
+    cols: z.number().int().min(1).max(1000),
+    rows: z.number().int().min(1).max(1000),
+  }),
+]);
+export type TerminalClientMessage = z.infer<typeof terminalClientMessageSchema>;
+
+export const terminalServerMessageSchema = z.object({
+  type: z.enum(['output', 'error']),
+  data: z.string(),
+});
+export type TerminalServerMessage = z.infer<typeof terminalServerMessageSchema>;

@@ -1,0 +1,57 @@
+// Builds the one-file sandboxd the engine injects at /.tarmac/sandboxd.mjs: every npm dependency
+// inlined (there is no node_modules in a sandbox), plus node-pty's native addon copied to
+// dist/lib/pty.node. The bundle loads the addon from `lib/` next to itself (the engine copies it
+// to /.tarmac/lib/pty.node).
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(join(pkg, 'package.json'));
+
+// node-pty resolves its binary with require('@lydell/node-pty-<platform>-<arch>/pty.node').
+const ptyBinary = {
+  name: 'pty-binary-next-to-bundle',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/requireBinary$/ }, (args) =>
+      args.importer.includes(`${join('@lydell', 'node-pty')}`)
+        ? { path: 'requireBinary', namespace: 'pty-binary' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'pty-binary' }, () => ({
+      loader: 'js',
+      contents: `
+        import { createRequire } from 'node:module';
+        import { fileURLToPath } from 'node:url';
+        export function requireBinary(file) {
+          return createRequire(import.meta.url)(fileURLToPath(new URL('./lib/' + file, import.meta.url)));
+        }`,
+    }));
+  },
+};
+
+await build({
+  entryPoints: [join(pkg, 'src/main.ts')],
+  outfile: join(pkg, 'dist/sandboxd.bundle.mjs'),
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  conditions: ['source'],
+  mainFields: ['module', 'main'],
+  legalComments: 'none',
+  logLevel: 'warning',
+  plugins: [ptyBinary],
+  // CommonJS dependencies call require() for node builtins; give the ESM bundle one.
+  banner: {
+    js: "import { createRequire as __tarmacCreateRequire } from 'node:module'; const require = __tarmacCreateRequire(import.meta.url);",
+  },
+});
+
+mkdirSync(join(pkg, 'dist/lib'), { recursive: true });
+copyFileSync(
+  require.resolve(`@lydell/node-pty-${process.platform}-${process.arch}/pty.node`),
+  join(pkg, 'dist/lib/pty.node'),
+);

@@ -1,0 +1,53 @@
+// The Hono app of the sandbox API: cross-cutting behaviour of every route (reference
+// sandbox-api.md §1.1): CORS, no-cache headers, HEAD twins answering 200, OPTIONS 204, the
+// welcome root, and the one error handler that renders every failure as `{error}`.
+import { Hono } from 'hono';
+import { HttpError, errorMessage } from './errors.js';
+
+const COMMON_HEADERS: Record<string, string> = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, POST, PUT, DELETE, HEAD, OPTIONS',
+  'access-control-allow-headers': 'Content-Type, Authorization',
+  'cache-control': 'no-cache, no-store, must-revalidate',
+  pragma: 'no-cache',
+  expires: '0',
+  'x-content-type-options': 'nosniff',
+};
+
+export function createApp(): Hono {
+  const app = new Hono();
+  app.use('*', async (c, next) => {
+    if (c.req.method === 'OPTIONS') return new Response(null, { status: 204, headers: COMMON_HEADERS });
+    if (c.req.method === 'HEAD') return new Response(null, { status: 200, headers: COMMON_HEADERS });
+    await next();
+    for (const [k, v] of Object.entries(COMMON_HEADERS)) c.res.headers.set(k, v);
+  });
+  app.onError((err, c) => {
+    const status = err instanceof HttpError ? err.status : 500;
+    return c.json({ error: errorMessage(err) }, status);
+  });
+  app.notFound((c) => c.json({ error: `route not found: ${c.req.method} ${c.req.path}` }, 404));
+  const welcome = (c: { json: (v: unknown) => Response }): Response =>
+    c.json({
+      message: 'Welcome to the Tarmac sandbox API',
+      documentation: 'packages/sandboxd/ARCHITECTURE.md',
+      description: 'Filesystem, processes, network, terminal and MCP of this sandbox',
+    });
+  app.on(['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], '/', welcome);
+  return app;
+}
+
+/**
+ * `/filesystem%2Fetc/hosts` (the integration-test spelling, §1.1) has no `/` after the route
+ * prefix; insert one so the `{path}` routes match, keeping the `%2F` that marks it absolute.
+ */
+export function normalizeRequest(req: Request): Request {
+  const url = new URL(req.url);
+  const m =
+    /^\/(filesystem|watch\/filesystem|filesystem-find|filesystem-search|filesystem-content-search)(%2F)/i.exec(
+      url.pathname,
+    );
+  if (!m) return req;
+  url.pathname = `/${m[1]}/${url.pathname.slice(m[1]!.length + 1)}`;
+  return new Request(url, req);
+}

@@ -1,0 +1,69 @@
+// multipart/form-data bodies streamed straight to disk with busboy (reference sandbox-api.md §1.2:
+// "The multipart upload streams straight to disk"). Only the `file` part is written; other parts
+// are collected as small string fields.
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { unlink } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as NodeWebStream } from 'node:stream/web';
+import busboy from 'busboy';
+import { badRequest } from './errors.js';
+
+export interface ReceivedFile {
+  size: number;
+  md5: string;
+}
+
+export interface MultipartResult {
+  fields: Record<string, string>;
+  /** Set when a `file` part was present; it was written to `dest`. */
+  file: ReceivedFile | undefined;
+}
+
+export const isMultipart = (contentType: string | undefined): boolean =>
+  (contentType ?? '').toLowerCase().startsWith('multipart/form-data');
+
+/** Streams the `file` part of `req` to `dest`; removes `dest` again on failure. */
+export async function receiveMultipart(req: Request, dest: string): Promise<MultipartResult> {
+  const contentType = req.headers.get('content-type') ?? '';
+  if (!req.body) throw badRequest('invalid request body: empty multipart body');
+  let bb: busboy.Busboy;
+  try {
+    bb = busboy({ headers: { 'content-type': contentType } });
+  } catch (err) {
+    throw badRequest(`invalid request body: ${(err as Error).message}`);
+  }
+  const fields: Record<string, string> = {};
+  let file: ReceivedFile | undefined;
+  const writes: Promise<void>[] = [];
+  bb.on('field', (name, value) => {
+    fields[name] = value;
+  });
+  bb.on('file', (name, stream) => {
+    if (name !== 'file' || file) {
+      stream.resume();
+      return;
+    }
+    const hash = createHash('md5');
+    const received: ReceivedFile = { size: 0, md5: '' };
+    file = received;
+    stream.on('data', (chunk: Buffer) => {
+      hash.update(chunk);
+      received.size += chunk.length;
+    });
+    writes.push(
+      pipeline(stream, createWriteStream(dest, { mode: 0o644 })).then(() => {
+        received.md5 = hash.digest('hex');
+      }),
+    );
+  });
+  try {
+    await pipeline(Readable.fromWeb(req.body as NodeWebStream<Uint8Array>), bb);
+    await Promise.all(writes);
+  } catch (err) {
+    await unlink(dest).catch(() => undefined);
+    throw badRequest(`invalid request body: ${(err as Error).message}`);
+  }
+  return { fields, file };
+}

@@ -1,0 +1,33 @@
+// The sandboxd program (the bundle's entry): reads argv and the environment (reference
+// sandbox-api.md §1.11), builds the daemon and listens on 0.0.0.0:<--port>.
+import { cwd } from 'node:process';
+import { homedir, tmpdir } from 'node:os';
+import { createSandboxd, defaultConfig, parsePort } from './sandboxd.js';
+
+function truthy(v: string | undefined): boolean {
+  return v !== undefined && /^(1|true|yes|on)$/i.test(v);
+}
+
+function main(): void {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  const config = defaultConfig({
+    workingDir: cwd(),
+    home: env.HOME ?? homedir(),
+    logDir: env.SANDBOX_LOG_DIR ?? '/var/log/sandbox-api',
+    tmpDir: env.TMPDIR ?? tmpdir(),
+    env,
+    shell: env.SHELL ?? 'sh',
+    shellArgs: env.SHELL_ARGS ? env.SHELL_ARGS.split(' ').filter(Boolean) : ['-c'],
+    keepAliveDisabled: truthy(env.BL_DISABLE_KEEPALIVE),
+    terminalDisabled: truthy(env.DISABLE_TERMINAL),
+  });
+  const d = createSandboxd(config);
+  d.server.listen(parsePort(process.argv.slice(2)), '0.0.0.0');
+  // SIGTERM from the engine's stop: close and exit 0 so a graceful stop is told apart from a kill.
+  const stop = (): void => void d.close().then(() => process.exit(0));
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+main();
