@@ -101,7 +101,7 @@ export async function createTestPlatform(options: TestPlatformOptions): Promise<
     const token = key === undefined ? adminKey : key;
     if (token !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${token}`);
     if (version) headers.set('service-version', version);
-    let payload: BodyInit | undefined;
+    let payload: string | undefined;
     if (typeof body === 'string') payload = body;
     else if (body !== undefined) {
       payload = JSON.stringify(body);
