@@ -8,6 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { buildApp, type PlatformDeps } from '../app.js';
 import { bootstrap } from '../bootstrap.js';
+import { ApiKeysService } from '../modules/api-keys/api-keys.service.js';
+import { PREFIX, randomId } from '../modules/identity/secrets.js';
 import { generateSigningJwk, signingKeyFromJwk, type SigningKey } from '../modules/identity/jwt.js';
 
 export { testDatabases, type TestDatabase };
@@ -37,11 +39,22 @@ export interface TestPlatform {
   logs: Record<string, unknown>[];
   /** Calls the app in-process. Paths are relative to the server root (`/v0/...`). */
   request(path: string, init?: TestRequestInit): Promise<Response>;
+  /** A new account with its own admin user, workspace and API key (isolation tests). */
+  addAccount(input: { workspace: string; email?: string }): Promise<TestIdentity>;
+  /** A new user of this platform's account, member of `workspace` with `role`, with an API key. */
+  addUser(input: { workspace?: string; role?: 'admin' | 'member'; email?: string }): Promise<TestIdentity>;
   /** `request` then parse the JSON body; returns status and body. */
   json<T = unknown>(
     path: string,
     init?: TestRequestInit,
   ): Promise<{ status: number; body: T; headers: Headers }>;
+}
+
+export interface TestIdentity {
+  userId: string;
+  accountId: string;
+  workspace: string;
+  apiKey: string;
 }
 
 export interface TestPlatformOptions {
@@ -119,9 +132,54 @@ export async function createTestPlatform(options: TestPlatformOptions): Promise<
     );
   };
 
+  const store = options.store;
+  const at = () => new Date(nowMs()).toISOString();
+  const apiKeys = new ApiKeysService(store, () => new Date(nowMs()));
+  const newUser = async (accountId: string, email: string) => {
+    const id = randomId(PREFIX.user);
+    await store.principals.create({
+      id,
+      kind: 'user',
+      accountId,
+      email,
+      name: email.split('@')[0] ?? email,
+      description: null,
+      clientSecretHash: null,
+      createdAt: at(),
+      updatedAt: at(),
+    });
+    return id;
+  };
+  const keyFor = async (userId: string) =>
+    (await apiKeys.create({ id: userId, kind: 'user' }, { name: 'test' })).apiKey!;
+
   return {
     app,
     store: options.store,
+    async addAccount({ workspace, email }) {
+      const accountId = randomId(PREFIX.account);
+      await store.accounts.create({ id: accountId, name: workspace, createdAt: at() });
+      const userId = await newUser(accountId, email ?? `${randomId('owner-')}@example.test`);
+      await store.accounts.addAdmin(accountId, userId);
+      await store.workspaces.create({
+        name: workspace,
+        id: crypto.randomUUID(),
+        accountId,
+        displayName: null,
+        labels: {},
+        createdAt: at(),
+        updatedAt: at(),
+        createdBy: userId,
+        updatedBy: userId,
+      });
+      await store.memberships.upsert(workspace, userId, 'admin');
+      return { userId, accountId, workspace, apiKey: await keyFor(userId) };
+    },
+    async addUser({ workspace = identity.workspace, role = 'member', email }) {
+      const userId = await newUser(identity.accountId, email ?? `${randomId('user-')}@example.test`);
+      await store.memberships.upsert(workspace, userId, role);
+      return { userId, accountId: identity.accountId, workspace, apiKey: await keyFor(userId) };
+    },
     adminKey,
     adminId: identity.adminId,
     accountId: identity.accountId,
