@@ -1,7 +1,7 @@
 // /filesystem-find, /filesystem-search and /filesystem-content-search (reference sandbox-api.md
 // §1.2): query parsing, defaults and status codes; the work is in search.ts.
 import type { Hono } from 'hono';
-import { basename } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { queryFlag, queryInt, queryList } from '../http/body.js';
 import { badRequest } from '../http/errors.js';
 import { rawRemainder, resolveRequestPath, type PathContext } from './paths.js';
@@ -29,25 +29,28 @@ export function searchRoutes(app: Hono, ctx: PathContext): void {
     );
   });
 
-  // Our fuzzy behaviour (ARCHITECTURE.md "Fuzzy search"): the root is {path}; the pattern is
-  // `query` when given, else the root's own basename (upstream's "same segment" behaviour).
+  // Our fuzzy behaviour (ARCHITECTURE.md "Fuzzy search"): with `query`, the root is {path} and
+  // the pattern is `query`; without it, {path}'s last segment is the pattern and its parent the
+  // root (upstream used one segment as both, §6.8). 400 when there is no pattern at all.
   app.get('/filesystem-search/*', async (c) => {
     const raw = rawRemainder(c.req.url, '/filesystem-search');
     const query = c.req.query('query');
-    const trimmed = decodeURIComponent(raw).replace(/^\/+|\/+$/g, '');
-    if (query === undefined && (trimmed === '' || trimmed === '.')) {
-      throw badRequest('a path or a query is required for fuzzy search');
+    let root = resolveRequestPath(raw, ctx);
+    let pattern = query;
+    if (pattern === undefined) {
+      const trimmed = decodeURIComponent(raw).replace(/^\/+|\/+$/g, '');
+      if (trimmed === '' || trimmed === '.') throw badRequest('a query (or a path ending in the pattern) is required');
+      pattern = basename(root);
+      root = dirname(root);
     }
-    const root = resolveRequestPath(raw, ctx);
     await assertDirectory(root);
     return c.json(
       await fuzzySearch(root, {
-        query: query ?? basename(root),
+        query: pattern,
         patterns: queryList(c.req.query('patterns')) ?? [],
         maxResults: cap(queryInt(c.req.query('maxResults'), 20, 'maxResults')),
         excludeDirs: queryList(c.req.query('excludeDirs')) ?? DEFAULT_EXCLUDE_DIRS,
-        excludeHidden:
-          c.req.query('excludeHidden') === undefined ? true : queryFlag(c.req.query('excludeHidden')),
+        excludeHidden: c.req.query('excludeHidden') === undefined ? true : queryFlag(c.req.query('excludeHidden')),
       }),
     );
   });

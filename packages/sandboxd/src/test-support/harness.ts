@@ -58,6 +58,7 @@ export async function call(
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests inspect arbitrary JSON
 ): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await fetch(base + path, {
     method,
