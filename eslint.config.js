@@ -20,14 +20,28 @@ const layers = [
     ],
   },
   {
+    // The browser-safe entry: no node: imports, no `ws`, nothing from the Node entry (src/node/).
     files: ['packages/sdk/src/**'],
+    ignores: ['packages/sdk/src/node/**'],
     patterns: [
       node,
+      {
+        group: ['ws', '**/node/*', '**/node/**'],
+        message: 'Node-only: keep it under packages/sdk/src/node/.',
+      },
       ...ban(
         ['@tarmac/store', '@tarmac/server-kit', '@tarmac/engine', ...apps],
         'sdk depends on contract only.',
       ),
     ],
+  },
+  {
+    // @tarmac/sdk/node: credentials.json, *.localhost resolution, `ws`; may use node: modules.
+    files: ['packages/sdk/src/node/**'],
+    patterns: ban(
+      ['@tarmac/store', '@tarmac/server-kit', '@tarmac/engine', ...apps],
+      'sdk depends on contract only.',
+    ),
   },
   {
     files: ['packages/server-kit/src/**'],
@@ -67,8 +81,9 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
-  ...layers.map(({ files, patterns }) => ({
+  ...layers.map(({ files, ignores, patterns }) => ({
     files,
+    ...(ignores ? { ignores } : {}),
     rules: { 'no-restricted-imports': ['error', { patterns }] },
   })),
   {
