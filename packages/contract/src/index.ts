@@ -9,3 +9,4 @@ export * from './openapi.js';
 export * from './headers.js';
 export * from './resources/envelope.js';
 export * from './sandbox-api/index.js';
+export * from './billing/index.js';

@@ -23,3 +23,17 @@ export {
   type ResourceRow,
 } from './repositories/resources.js';
 export type { Database } from './schema.js';
+export type {
+  MeteringRepository,
+  UsageFilters,
+  UsageQuery,
+  UsageRow,
+  UsageSample,
+  UsageSegment,
+} from './repositories/metering.js';
+export {
+  periodOf,
+  USAGE_KEY_COLUMNS,
+  type RollupGrain,
+  type UsageKeyColumn,
+} from './repositories/metering-tables.js';

@@ -3,6 +3,7 @@ import { accountsRepository } from './repositories/accounts.js';
 import { apiKeysRepository } from './repositories/api-keys.js';
 import { invitationsRepository } from './repositories/invitations.js';
 import { membershipsRepository } from './repositories/memberships.js';
+import { meteringRepository } from './repositories/metering.js';
 import { principalsRepository } from './repositories/principals.js';
 import { refreshTokensRepository } from './repositories/refresh-tokens.js';
 import { resourcesRepository } from './repositories/resources.js';
@@ -20,6 +21,7 @@ export function repositories(db: Kysely<Database>) {
     refreshTokens: refreshTokensRepository(db),
     invitations: invitationsRepository(db),
     resources: resourcesRepository(db),
+    metering: meteringRepository(db),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import * as identity from './001-identity.js';
 import * as resources from './002-resources.js';
+import * as metering from './010-metering.js';
 
 /**
  * Every migration, in order. Static imports (no directory scan) so the bundle and both dialects see
@@ -9,6 +10,7 @@ import * as resources from './002-resources.js';
 const MIGRATIONS: Record<string, Migration> = {
   '001-identity': identity,
   '002-resources': resources,
+  '010-metering': metering,
 };
 
 export const migrationProvider: MigrationProvider = {

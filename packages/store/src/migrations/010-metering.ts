@@ -1,0 +1,59 @@
+import { sql, type Kysely } from 'kysely';
+
+/**
+ * Metering (apps/platform/src/metering/ARCHITECTURE.md): an append-only sample log keyed by an
+ * idempotency key, and three rollups (hour, day, month) that each sample is added to in the same
+ * transaction as its insert. No foreign key to workspaces: usage outlives a deleted workspace.
+ */
+const ROLLUPS = ['metering_hourly', 'metering_daily', 'metering_monthly'] as const;
+
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await db.schema
+    .createTable('metering_samples')
+    .addColumn('idempotency_key', 'text', (c) => c.primaryKey())
+    .addColumn('account_id', 'text', (c) => c.notNull())
+    .addColumn('workspace', 'text', (c) => c.notNull())
+    .addColumn('resource_type', 'text', (c) => c.notNull())
+    .addColumn('resource_name', 'text', (c) => c.notNull())
+    .addColumn('resource_uuid', 'text', (c) => c.notNull())
+    .addColumn('dimension', 'text', (c) => c.notNull())
+    .addColumn('start_at', 'text', (c) => c.notNull())
+    .addColumn('end_at', 'text', (c) => c.notNull())
+    .addColumn('quantity', 'double precision', (c) => c.notNull())
+    .addColumn('recorded_at', 'text', (c) => c.notNull())
+    .execute();
+  // Audit and re-rollup by time: "what was recorded for this account in this hour".
+  await db.schema
+    .createIndex('metering_samples_by_time')
+    .on('metering_samples')
+    .columns(['account_id', 'start_at'])
+    .execute();
+  for (const table of ROLLUPS) {
+    // The primary key leads with (account, period): every query is one account over a period range.
+    await db.schema
+      .createTable(table)
+      .addColumn('account_id', 'text', (c) => c.notNull())
+      .addColumn('period', 'text', (c) => c.notNull())
+      .addColumn('workspace', 'text', (c) => c.notNull())
+      .addColumn('resource_type', 'text', (c) => c.notNull())
+      .addColumn('resource_name', 'text', (c) => c.notNull())
+      .addColumn('resource_uuid', 'text', (c) => c.notNull())
+      .addColumn('dimension', 'text', (c) => c.notNull())
+      .addColumn('quantity', 'double precision', (c) => c.notNull())
+      .addPrimaryKeyConstraint(`${table}_pk`, [
+        'account_id',
+        'period',
+        'workspace',
+        'resource_type',
+        'resource_name',
+        'resource_uuid',
+        'dimension',
+      ])
+      .execute();
+  }
+  // Resource-name grouping over a short window (hourly, 7 days) groups by these columns; the
+  // covering index lets SQLite aggregate without touching the table.
+  await sql`create index metering_hourly_by_resource on metering_hourly (account_id, workspace, resource_type, resource_name, period, dimension, quantity)`.execute(
+    db,
+  );
+}
