@@ -17,14 +17,17 @@ export class TerminalConnection {
   private readonly dataListeners: ((data: string) => void)[] = [];
   private readonly closeListeners: ((reason: { code: number; reason: string }) => void)[] = [];
   private readonly errorListeners: ((message: string) => void)[] = [];
+  /** Output that arrived before anyone listened (the replay sent right after connecting). */
+  private pending: string[] = [];
 
   constructor(private readonly socket: WebSocketLike) {
     socket.addEventListener('message', (event) => {
       const text =
         typeof event.data === 'string' ? event.data : new TextDecoder().decode(event.data as Uint8Array);
       const message = JSON.parse(text) as TerminalServerMessage;
-      if (message.type === 'output') for (const l of this.dataListeners) l(message.data);
-      else for (const l of this.errorListeners) l(message.data);
+      if (message.type === 'error') for (const l of this.errorListeners) l(message.data);
+      else if (this.dataListeners.length === 0) this.pending.push(message.data);
+      else for (const l of this.dataListeners) l(message.data);
     });
     socket.addEventListener('close', (event) => {
       for (const l of this.closeListeners) l({ code: event.code, reason: event.reason });
@@ -33,6 +36,9 @@ export class TerminalConnection {
 
   onData(listener: (data: string) => void): void {
     this.dataListeners.push(listener);
+    const pending = this.pending;
+    this.pending = [];
+    for (const data of pending) listener(data);
   }
   onError(listener: (message: string) => void): void {
     this.errorListeners.push(listener);
@@ -83,6 +89,8 @@ export class SandboxTerminal {
     }
     const url = await this.url(options);
     const socket = factory(url, await this.http.socketHeaders());
+    // Listen before the socket opens: the sandbox replays the session's screen at once.
+    const connection = new TerminalConnection(socket);
     await new Promise<void>((resolve, reject) => {
       socket.addEventListener('open', () => resolve());
       socket.addEventListener('error', (event) =>
@@ -92,7 +100,7 @@ export class SandboxTerminal {
         reject(new TarmacConnectionError(`terminal closed before opening (${event.code})`, url)),
       );
     });
-    return new TerminalConnection(socket);
+    return connection;
   }
 }
 
