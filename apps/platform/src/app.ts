@@ -1,9 +1,13 @@
-import { coreRoutes, type RouteSpec } from '@tarmac/contract';
+import { billingRoutes, coreRoutes, type RouteSpec } from '@tarmac/contract';
 import { createManagementApp, CursorCodec, type RouteDeps } from '@tarmac/server-kit';
 import type { Store } from '@tarmac/store';
 import type { Logger } from 'pino';
+import { MetricsQueryEngine } from './metering/query-engine.js';
+import { DEFAULT_PRICES, type PriceTable } from './metering/prices.js';
 import { AccountsService } from './modules/accounts/accounts.service.js';
 import { ApiKeysService } from './modules/api-keys/api-keys.service.js';
+import { registerBillingRoutes } from './modules/billing/billing.routes.js';
+import { BillingService } from './modules/billing/billing.service.js';
 import { BearerAuthenticator, MembershipWorkspaceResolver } from './modules/identity/authenticator.js';
 import { registerIdentityRoutes } from './modules/identity/identity.routes.js';
 import { JwtService, type SigningKey } from './modules/identity/jwt.js';
@@ -26,10 +30,15 @@ export interface PlatformDeps {
   /** Validate every response against the contract (tests). */
   checkResponses?: boolean;
   now?: () => number;
+  /** USD per unit of each billing dimension (metering/prices.ts); defaults when absent. */
+  prices?: PriceTable;
 }
 
 /** Every route the management plane serves, in OpenAPI order. */
-export const managementRoutes: readonly RouteSpec[] = Object.values(coreRoutes);
+export const managementRoutes: readonly RouteSpec[] = [
+  ...Object.values(coreRoutes),
+  ...Object.values(billingRoutes),
+];
 
 /** Builds the platform's HTTP app from its dependencies. No I/O: main.ts opens everything. */
 export function buildApp(deps: PlatformDeps) {
@@ -67,5 +76,14 @@ export function buildApp(deps: PlatformDeps) {
     users: new UsersService(deps.store, apiKeys, now),
     serviceAccounts: new ServiceAccountsService(deps.store, now),
   });
+  registerBillingRoutes(
+    app,
+    routeDeps,
+    new BillingService(
+      deps.store,
+      new MetricsQueryEngine(deps.store.metering, deps.prices ?? DEFAULT_PRICES),
+      routeDeps.cursors,
+    ),
+  );
   return app;
 }
