@@ -16,7 +16,9 @@ describe('fuzzyScore', () => {
   });
 
   it('prefers consecutive and word-start matches', () => {
-    expect(fuzzyScore('ut', 'lib/utils.ts') as number).toBeGreaterThan(fuzzyScore('ut', 'lib/output.ts') as number);
+    expect(fuzzyScore('ut', 'lib/utils.ts') as number).toBeGreaterThan(
+      fuzzyScore('ut', 'lib/output.ts') as number,
+    );
   });
 
   it('scores the empty pattern 0', () => {

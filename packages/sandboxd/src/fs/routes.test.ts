@@ -13,7 +13,10 @@ afterAll(() => t.stop());
 describe('PUT/GET/DELETE /filesystem/{path} (reference §1.2)', () => {
   it('writes a file with parents (0755) and default 0644, then reads it as JSON', async () => {
     const put = await call(t.base, 'PUT', '/filesystem/dir/sub/a.txt', { content: 'héllo' });
-    expect(put).toMatchObject({ status: 200, body: { message: expect.any(String), path: join(t.wd, 'dir/sub/a.txt') } });
+    expect(put).toMatchObject({
+      status: 200,
+      body: { message: expect.any(String), path: join(t.wd, 'dir/sub/a.txt') },
+    });
     expect((statSync(join(t.wd, 'dir/sub')).mode & 0o777).toString(8)).toBe('755');
     const get = await call(t.base, 'GET', '/filesystem/dir/sub/a.txt');
     expect(get.status).toBe(200);
@@ -30,7 +33,9 @@ describe('PUT/GET/DELETE /filesystem/{path} (reference §1.2)', () => {
   });
 
   it('applies permissions, and 400s on bad permissions or a bad body', async () => {
-    expect((await call(t.base, 'PUT', '/filesystem/x.sh', { content: 'echo', permissions: '0755' })).status).toBe(200);
+    expect(
+      (await call(t.base, 'PUT', '/filesystem/x.sh', { content: 'echo', permissions: '0755' })).status,
+    ).toBe(200);
     expect((statSync(join(t.wd, 'x.sh')).mode & 0o777).toString(8)).toBe('755');
     const bad = await call(t.base, 'PUT', '/filesystem/y', { content: 'a', permissions: '999' });
     expect(bad.status).toBe(400);
@@ -75,7 +80,7 @@ describe('PUT/GET/DELETE /filesystem/{path} (reference §1.2)', () => {
       expect(await res.text()).toBe('{"a":1}');
     }
     const json = await fetch(`${t.base}/filesystem/data.json`, { headers: { accept: '*/*' } });
-    expect((await json.json()).content).toBe('{"a":1}');
+    expect(((await json.json()) as { content: string }).content).toBe('{"a":1}');
     expect((await call(t.base, 'GET', '/filesystem/made?download=true')).status).toBe(400);
   });
 
@@ -110,7 +115,9 @@ describe('PUT/GET/DELETE /filesystem/{path} (reference §1.2)', () => {
 
   it('deletes files; directories need recursive=true (422 otherwise); 404 when missing', async () => {
     writeFileSync(join(t.wd, 'del.txt'), 'x');
-    expect((await call(t.base, 'DELETE', '/filesystem/del.txt')).body).toMatchObject({ path: join(t.wd, 'del.txt') });
+    expect((await call(t.base, 'DELETE', '/filesystem/del.txt')).body).toMatchObject({
+      path: join(t.wd, 'del.txt'),
+    });
     mkdirSync(join(t.wd, 'deldir/a'), { recursive: true });
     expect((await call(t.base, 'DELETE', '/filesystem/deldir')).status).toBe(422);
     expect((await call(t.base, 'DELETE', '/filesystem/deldir?recursive=true')).status).toBe(200);
@@ -145,7 +152,9 @@ describe('PUT/GET/DELETE /filesystem/{path} (reference §1.2)', () => {
 
 describe('/filesystem/tree/{path} (spec "Sandbox API")', () => {
   it('PUT writes the files and answers the tree with all four fields', async () => {
-    const r = await call(t.base, 'PUT', '/filesystem/tree/proj', { files: { 'a.txt': 'A', 'src/b.ts': 'B', 'src/deep/c.md': 'C' } });
+    const r = await call(t.base, 'PUT', '/filesystem/tree/proj', {
+      files: { 'a.txt': 'A', 'src/b.ts': 'B', 'src/deep/c.md': 'C' },
+    });
     expect(r.status).toBe(200);
     expect(Object.keys(r.body).sort()).toEqual(['files', 'name', 'path', 'subdirectories']);
     expect(r.body.name).toBe('proj');
@@ -157,7 +166,15 @@ describe('/filesystem/tree/{path} (spec "Sandbox API")', () => {
     ]);
     expect(r.body.subdirectories.map((d: { name: string }) => d.name)).toEqual(['src', 'deep']);
     for (const f of r.body.files) {
-      expect(Object.keys(f).sort()).toEqual(['group', 'lastModified', 'name', 'owner', 'path', 'permissions', 'size']);
+      expect(Object.keys(f).sort()).toEqual([
+        'group',
+        'lastModified',
+        'name',
+        'owner',
+        'path',
+        'permissions',
+        'size',
+      ]);
     }
   });
 
@@ -185,7 +202,9 @@ describe('/filesystem/tree/{path} (spec "Sandbox API")', () => {
 
   it('PUT 400s on a bad body or an escaping file path', async () => {
     expect((await call(t.base, 'PUT', '/filesystem/tree/p2', { files: 'x' })).status).toBe(400);
-    expect((await call(t.base, 'PUT', '/filesystem/tree/p2', { files: { '../../x': 'x' } })).status).toBe(400);
+    expect((await call(t.base, 'PUT', '/filesystem/tree/p2', { files: { '../../x': 'x' } })).status).toBe(
+      400,
+    );
   });
 
   it('DELETE removes the directory with recursive=true, 422 without', async () => {

@@ -36,8 +36,17 @@ describe('GET /filesystem-find/{path}', () => {
 
   it('finds directories, honours excludeDirs="" and excludeHidden=false, maxResults', async () => {
     expect(rel(await call(t.base, 'GET', '/filesystem-find/src?type=directory'))).toEqual(['src/utils']);
-    const all = await call(t.base, 'GET', '/filesystem-find/?patterns=*.js,*.ts&excludeDirs=&excludeHidden=false&maxResults=0');
-    expect(rel(all).sort()).toEqual(['.hidden/secret.ts', 'node_modules/dep/index.js', 'src/main.ts', 'src/utils/strings.ts']);
+    const all = await call(
+      t.base,
+      'GET',
+      '/filesystem-find/?patterns=*.js,*.ts&excludeDirs=&excludeHidden=false&maxResults=0',
+    );
+    expect(rel(all).sort()).toEqual([
+      '.hidden/secret.ts',
+      'node_modules/dep/index.js',
+      'src/main.ts',
+      'src/utils/strings.ts',
+    ]);
     expect((await call(t.base, 'GET', '/filesystem-find/?maxResults=1')).body.total).toBe(1);
   });
 
@@ -87,12 +96,15 @@ describe('GET /filesystem-content-search/{path}', () => {
   });
 
   it('caseSensitive, filePattern, maxResults', async () => {
-    expect(rel(await call(t.base, 'GET', '/filesystem-content-search/?query=Hello&caseSensitive=true')).sort()).toEqual([
-      'docs/readme.md',
-      'src/main.ts',
-    ]);
-    expect(rel(await call(t.base, 'GET', '/filesystem-content-search/?query=hello&filePattern=*.md'))).toEqual(['docs/readme.md']);
-    expect((await call(t.base, 'GET', '/filesystem-content-search/?query=hello&maxResults=1')).body.total).toBe(1);
+    expect(
+      rel(await call(t.base, 'GET', '/filesystem-content-search/?query=Hello&caseSensitive=true')).sort(),
+    ).toEqual(['docs/readme.md', 'src/main.ts']);
+    expect(
+      rel(await call(t.base, 'GET', '/filesystem-content-search/?query=hello&filePattern=*.md')),
+    ).toEqual(['docs/readme.md']);
+    expect(
+      (await call(t.base, 'GET', '/filesystem-content-search/?query=hello&maxResults=1')).body.total,
+    ).toBe(1);
   });
 
   it('400s without query or on a missing directory', async () => {

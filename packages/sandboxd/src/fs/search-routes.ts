@@ -39,7 +39,8 @@ export function searchRoutes(app: Hono, ctx: PathContext): void {
     let pattern = query;
     if (pattern === undefined) {
       const trimmed = decodeURIComponent(raw).replace(/^\/+|\/+$/g, '');
-      if (trimmed === '' || trimmed === '.') throw badRequest('a query (or a path ending in the pattern) is required');
+      if (trimmed === '' || trimmed === '.')
+        throw badRequest('a query (or a path ending in the pattern) is required');
       pattern = basename(root);
       root = dirname(root);
     }
@@ -50,7 +51,8 @@ export function searchRoutes(app: Hono, ctx: PathContext): void {
         patterns: queryList(c.req.query('patterns')) ?? [],
         maxResults: cap(queryInt(c.req.query('maxResults'), 20, 'maxResults')),
         excludeDirs: queryList(c.req.query('excludeDirs')) ?? DEFAULT_EXCLUDE_DIRS,
-        excludeHidden: c.req.query('excludeHidden') === undefined ? true : queryFlag(c.req.query('excludeHidden')),
+        excludeHidden:
+          c.req.query('excludeHidden') === undefined ? true : queryFlag(c.req.query('excludeHidden')),
       }),
     );
   });

@@ -25,6 +25,7 @@ export async function startDaemon(
   const root = mkdtempSync(join(tmpdir(), 'sandboxd-test-'));
   const wd = join(root, 'work');
   for (const d of ['work', 'home', 'logs', 'tmp']) mkdirSync(join(root, d));
+  // eslint-disable-next-line no-restricted-properties -- test support: the host PATH for spawned shells
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: join(root, 'home') };
   const config = defaultConfig({
     workingDir: wd,
