@@ -138,7 +138,7 @@ describe.each(testDatabases(process.env))('meter on $name', (db) => {
     });
     await store.resources.update(box.id, {
       state: 'RUNNING',
-      events: [event('STANDBY', T0 + 40_000), event('RUNNING', T0 + 70_000)],
+      events: [event('Standby', T0 + 40_000), event('Resume', T0 + 70_000)],
     });
     now += 100_000;
     await meter.pass();
@@ -146,6 +146,38 @@ describe.each(testDatabases(process.env))('meter on $name', (db) => {
       sandbox_compute_runtime_gbs: 70,
       sandbox_snapshot_storage_gbs: 30,
     });
+  });
+
+  it("follows the controller's events: Deployment starts compute, Failure stops it", async () => {
+    const meter = newMeter();
+    const box = await createSandbox('deploying', 3072, null);
+    await store.resources.update(box.id, { status: 'DEPLOYING' });
+    await meter.pass();
+    const event = (type: string, status: string, at: number) => ({
+      type,
+      status,
+      message: '',
+      revision: '',
+      canaryRevision: '',
+      time: iso(at),
+    });
+    await store.resources.update(box.id, {
+      status: 'DEPLOYED',
+      state: 'RUNNING',
+      events: [event('Deployment', 'DEPLOYED', T0 + 10_000)],
+    });
+    now += 30_000;
+    await meter.pass();
+    await store.resources.update(box.id, {
+      status: 'FAILED',
+      events: [event('Deployment', 'DEPLOYED', T0 + 10_000), event('Failure', 'FAILED', T0 + 40_000)],
+    });
+    now += 30_000;
+    await meter.pass();
+    now += 30_000;
+    await meter.pass();
+    // 3 GB × 30 s RUNNING (from +10 s to +40 s).
+    expect(await usage(box.id)).toEqual({ sandbox_compute_runtime_gbs: 90 });
   });
 
   it('back-dates a resource first seen after its recorded start, and charges image and volume storage', async () => {

@@ -1,5 +1,6 @@
 import { BILLING_DIMENSION_NAMES, type BillingDimension } from '@tarmac/contract';
 import { z } from 'zod';
+import { ConfigError } from '../config.js';
 
 /** USD per unit of each billing dimension (issue "Metering": cost = usage × price). */
 export type PriceTable = Readonly<Record<BillingDimension, number>>;
@@ -28,7 +29,7 @@ const overridesSchema = z.partialRecord(
   z.number().nonnegative().finite(),
 );
 
-export class PriceConfigError extends Error {}
+export class PriceConfigError extends ConfigError {}
 
 /** Prices from a JSON object of overrides, e.g. `{"sandbox_compute_runtime_gbs": 0.00003}`. */
 export function resolvePrices(overridesJson: string | undefined): PriceTable {

@@ -42,20 +42,41 @@ async function identity(row: ResourceRow, resourceType: string, accountOf: Accou
 }
 
 /**
- * Sandbox state-change events: an event whose `type` is the new state (`RUNNING` or `STANDBY`),
- * written by the sandbox controller when it starts, freezes or thaws the container.
+ * What a sandbox event says about its container from the event's time on (the sandbox controller's
+ * vocabulary, controllers/sandbox-controller.ts and standby.ts): `Deployment` (DEPLOYED) and
+ * `Resume` mean RUNNING, `Standby` means frozen, `Failure` and `Deletion` mean no container.
+ * Events named after the state itself (`RUNNING`, `STANDBY`) are understood too.
  */
-export const SANDBOX_STATES = ['RUNNING', 'STANDBY'] as const;
-const stateOf = (e: ResourceEvent) => SANDBOX_STATES.find((s) => s === e.type.toUpperCase());
+type SandboxPhase = 'RUNNING' | 'STANDBY' | 'STOPPED';
+export function sandboxPhaseOf(event: Pick<ResourceEvent, 'type' | 'status'>): SandboxPhase | undefined {
+  switch (event.type.toLowerCase()) {
+    case 'deployment':
+      return event.status === 'DEPLOYED' ? 'RUNNING' : undefined;
+    case 'resume':
+    case 'running':
+      return 'RUNNING';
+    case 'standby':
+      return 'STANDBY';
+    case 'failure':
+    case 'deletion':
+      return 'STOPPED';
+    default:
+      return undefined;
+  }
+}
+
+/** Statuses without a container: nothing is consumed. */
+const STOPPED_STATUSES = new Set(['FAILED', 'TERMINATED']);
 
 /**
  * Sandboxes (spec "Billing entities"): RUNNING memory → sandbox_compute_runtime_gbs; STANDBY frozen
  * memory → sandbox_snapshot_storage_gbs; the image's bytes → sandbox_image_storage_gbs for as long
- * as the sandbox exists (size from `system.imageSizeBytes`, when the controller recorded it).
+ * as its container exists (size from `system.imageSizeBytes`, when the controller recorded it).
  */
 export function sandboxSource(store: Store, accountOf: AccountOf): UsageSource {
   const ratesFor = (row: ResourceRow<SandboxSpec>, state: string | null): Rate[] => {
     const rates: Rate[] = [];
+    if (state !== 'RUNNING' && state !== 'STANDBY') return rates;
     const memoryGb = (row.spec.runtime?.memory ?? 0) / MB_PER_GB;
     if (state === 'RUNNING' && memoryGb > 0)
       rates.push({ dimension: 'sandbox_compute_runtime_gbs', perSecond: memoryGb });
@@ -76,7 +97,7 @@ export function sandboxSource(store: Store, accountOf: AccountOf): UsageSource {
         if (!resource) continue;
         const changes: RateChange[] = [];
         for (const event of row.events) {
-          const state = stateOf(event);
+          const state = sandboxPhaseOf(event);
           const at = toMs(event.time);
           if (state && at !== undefined && !Number.isNaN(at))
             changes.push({ at, rates: ratesFor(row, state) });
@@ -85,7 +106,8 @@ export function sandboxSource(store: Store, accountOf: AccountOf): UsageSource {
         const endedAt = toMs(row.terminatedAt);
         out.push({
           resource,
-          rates: endedAt === undefined ? ratesFor(row, row.state) : [],
+          rates:
+            endedAt === undefined && !STOPPED_STATUSES.has(row.status ?? '') ? ratesFor(row, row.state) : [],
           changes,
           ...(endedAt !== undefined ? { endedAt } : {}),
         });
