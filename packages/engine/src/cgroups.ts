@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock } from './clock.js';
-import { EngineError } from './errors.js';
+import { EngineError, FreezeAbortedError } from './errors.js';
 
 export type CgroupVersion = 1 | 2;
 
@@ -54,10 +54,19 @@ export class Cgroups {
     const deadline = this.clock.now() + timeoutMs;
     // v1 reports FREEZING while tasks are still being stopped; v2 flips "frozen" in cgroup.events.
     while (!this.isFrozen(rel)) {
+      // Someone thawed it meanwhile (a request resuming the sandbox): give up at once.
+      if (this.freezeRequested(rel) === false)
+        throw new FreezeAbortedError(`cgroup ${rel} was thawed while freezing`);
       if (this.clock.now() > deadline)
         throw new EngineError(`cgroup ${rel} did not freeze in ${timeoutMs}ms`);
       await this.clock.sleep(1);
     }
+  }
+
+  /** What was last asked of the freezer: true = freeze, false = thaw. */
+  freezeRequested(rel: string): boolean {
+    if (this.version === 1) return read(this.dir(rel, 'freezer'), 'freezer.state') !== 'THAWED';
+    return read(this.dir(rel, ''), 'cgroup.freeze') === '1';
   }
 
   /** Thaws: one write; the kernel wakes tasks synchronously, so a single read confirms it. */

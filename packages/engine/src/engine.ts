@@ -49,6 +49,8 @@ export interface SandboxInfo {
   exitCode: number | null;
   /** The memory cgroup OOM-killed at least one process of this sandbox. */
   oomKilled: boolean;
+  /** Processes the memory cgroup OOM-killed so far (0 once the cgroup is gone). */
+  oomKills: number;
   /** Why it stopped, when the engine knows: 'stopped' (stopSandbox), 'oom', 'exited'. */
   reason: string | null;
 }
@@ -60,6 +62,7 @@ export interface SandboxStats {
   cpuUsageNs: number;
   pids: number;
   frozen: boolean;
+  oomKills: number;
 }
 
 export interface ImageInfo {

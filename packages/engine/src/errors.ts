@@ -43,6 +43,9 @@ export class VolumeInUseError extends EngineError {}
 
 export class InvalidSpecError extends EngineError {}
 
+/** freeze() found the cgroup thawed again before it was frozen: a resume won the race. */
+export class FreezeAbortedError extends EngineError {}
+
 export class CommandError extends EngineError {
   constructor(
     readonly command: string,

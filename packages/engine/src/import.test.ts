@@ -107,7 +107,7 @@ describe.skipIf(missing !== null)(`image import${missing ? ` (skipped: ${missing
       sandboxes.push(id);
       const info = await engine.createSandbox({ id, image: ref, memoryMB: 512 });
       await engine.waitReady(id, 15_000);
-      expect(await (await fetch(`http://${info.ip}:8080/health`)).json()).toEqual({ status: 'ok' });
+      expect(await (await fetch(`http://${info.ip}:8080/health`)).json()).toMatchObject({ status: 'ok' });
       const loader = (await engine.exec(id, ['/.tarmac/bin/tini', '--version'])).stdout;
       expect(loader).toContain('tini');
       const env = readFileSync(`/proc/${info.pid}/environ`, 'utf8').split('\0');

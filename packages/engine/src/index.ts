@@ -13,6 +13,7 @@ export type {
 export {
   CommandError,
   EngineError,
+  FreezeAbortedError,
   ImageNotFoundError,
   InvalidImageError,
   InvalidSpecError,

@@ -61,7 +61,7 @@ describe.skipIf(missing !== null)(`LocalEngine lifecycle${missing ? ` (skipped: 
     expect(info.status).toBe('RUNNING');
     expect(info.ip).toMatch(/^10\.201\./);
     const res = await fetch(`http://${info.ip}:8080/health`);
-    expect(await res.json()).toEqual({ status: 'ok' });
+    expect(await res.json()).toMatchObject({ status: 'ok' });
     const stats = await engine.stats(info.id);
     expect(stats.memoryLimitBytes).toBe(1024 * 1024 * 1024);
     expect(stats.pids).toBeGreaterThan(0);

@@ -3,7 +3,7 @@
 // a new platform process after a crash, see the same sandboxes: nothing is held only in memory.
 import { mkdirSync, rmSync } from 'node:fs';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Cgroups, detectCgroupVersion, type CgroupVersion } from './cgroups.js';
 import { systemClock, type Clock } from './clock.js';
 import type {
@@ -33,6 +33,11 @@ import { VolumeStore } from './volumes.js';
 export interface LocalEngineOptions {
   /** TARMAC_HOME: images/, sandboxes/, volumes/, runtime/ live here. */
   home: string;
+  /**
+   * Image store dir (default <home>/images). Several homes may share one (tests point every
+   * platform at one cache so only the first start builds the base image).
+   */
+  imageDir?: string;
   runtime: RuntimeSources;
   network?: Partial<NetworkConfig>;
   /** Parent cgroup of all sandboxes (relative to the hierarchy root). */
@@ -64,13 +69,22 @@ export class LocalEngine implements Engine {
   constructor(private readonly opts: LocalEngineOptions) {
     this.runner = opts.runner ?? new ProcessRunner();
     this.clock = opts.clock ?? systemClock;
-    this.images = new ImageStore(join(opts.home, 'images'), this.runner, this.clock, opts.baseImage);
+    this.images = new ImageStore(
+      opts.imageDir ?? join(opts.home, 'images'),
+      this.runner,
+      this.clock,
+      opts.baseImage,
+    );
     this.volumeStore = new VolumeStore(join(opts.home, 'volumes'), this.runner, this.clock);
     this.files = new SandboxFiles(join(opts.home, 'sandboxes'));
     this.runtime = new RuntimeBuilder(opts.runtime, join(opts.home, 'runtime'), this.runner);
     const net = { ...DEFAULT_NETWORK, ...opts.network };
-    this.network = new BridgeNetwork(net, this.runner, join(opts.home, 'net', net.bridge, 'leases'));
-    this.runc = new Runc(this.runner, opts.runcRoot ?? '/run/tarmac/runc', opts.runcBinary);
+    const runcRoot = opts.runcRoot ?? '/run/tarmac/runc';
+    // Leases live next to runc's state, not under home: every engine on the host that shares the
+    // bridge (several platforms with their own homes, tests) must see the same leases, and like
+    // runc's state they mean nothing after a reboot (tmpfs).
+    this.network = new BridgeNetwork(net, this.runner, join(dirname(runcRoot), 'net', net.bridge, 'leases'));
+    this.runc = new Runc(this.runner, runcRoot, opts.runcBinary);
   }
 
   /** Detected on first use, not at construction (no I/O in constructors). */
@@ -202,6 +216,7 @@ export class LocalEngine implements Engine {
       cpuUsageNs: s.cpuUsageNs,
       pids: s.pids,
       frozen: s.frozen,
+      oomKills: s.oomKills,
     };
   }
 

@@ -30,6 +30,7 @@ export function describeSandbox(rec: SandboxRecord, seen: Observed): SandboxInfo
     labels: rec.labels,
     exitCode: stopped ? (seen.stop?.exitCode ?? null) : null,
     oomKilled,
+    oomKills: seen.oomKills ?? 0,
     // The platform turns a STOPPED sandbox it did not stop into FAILED with this reason.
     reason: stopped ? (seen.stop?.reason ?? (oomKilled ? 'oom' : 'exited')) : null,
   };

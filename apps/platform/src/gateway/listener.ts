@@ -1,0 +1,27 @@
+/**
+ * The platform's node listener with the sandbox gateway in front: sandbox traffic (host-style or
+ * path-style, sandbox-address.ts) goes to the gateway, everything else to the Hono app (management
+ * API, OAuth, ops). Dispatch happens before any management middleware runs (ARCHITECTURE.md "One
+ * binary": one listener serves all planes). Shaped as `createServer` for @hono/node-server's serve.
+ */
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { SandboxGateway } from './sandbox-gateway.js';
+
+export function withSandboxGateway(gateway: () => SandboxGateway | undefined): typeof createServer {
+  return ((options: object, app: RequestListener) => {
+    const server = createServer(options, (req: IncomingMessage, res: ServerResponse) => {
+      const g = gateway();
+      const target = g?.match(req);
+      if (g && target) void g.handle(req, res, target);
+      else app(req, res);
+    });
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const g = gateway();
+      const target = g?.match(req);
+      if (g && target) void g.upgrade(req, socket, head, target);
+      else socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+    });
+    return server;
+  }) as typeof createServer;
+}

@@ -1,0 +1,105 @@
+/**
+ * Byte-for-byte forwarding to sandboxd at <ip>:<port>: node streams piped both ways (no body
+ * buffering, no re-encoding — fetch would decompress), pooled keep-alive connections, and
+ * WebSocket upgrades spliced as raw sockets (the terminal's /terminal/ws).
+ */
+import {
+  Agent,
+  request,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
+import { connect, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+
+/** Hop-by-hop headers (RFC 9110 §7.6.1) and the caller's platform credentials, never forwarded. */
+const DROP_REQUEST = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'upgrade',
+  'trailer',
+  'authorization',
+  'x-service-authorization',
+  'x-blaxel-authorization',
+]);
+const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade']);
+
+export interface Upstream {
+  host: string;
+  port: number;
+  path: string;
+}
+
+function forwardHeaders(headers: IncomingHttpHeaders, drop: Set<string>): IncomingHttpHeaders {
+  const out: IncomingHttpHeaders = {};
+  for (const [k, v] of Object.entries(headers)) if (!drop.has(k) && v !== undefined) out[k] = v;
+  return out;
+}
+
+export class SandboxProxy {
+  private readonly agent = new Agent({ keepAlive: true, maxFreeSockets: 4, timeout: 60_000 });
+
+  /** Pipes the request to the upstream and its response back; resolves when the exchange ends. */
+  forward(req: IncomingMessage, res: ServerResponse, to: Upstream): Promise<void> {
+    return new Promise((resolve) => {
+      const headers = forwardHeaders(req.headers, DROP_REQUEST);
+      headers['x-forwarded-host'] = req.headers.host;
+      const upstream = request(
+        { host: to.host, port: to.port, path: to.path, method: req.method, headers, agent: this.agent },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, forwardHeaders(up.headers, DROP_RESPONSE));
+          up.pipe(res);
+          up.once('error', () => res.destroy());
+        },
+      );
+      upstream.once('error', (err) => {
+        if (!res.headersSent) {
+          const body = JSON.stringify({ error: `sandbox unreachable: ${err.message}` });
+          res.writeHead(502, { 'content-type': 'application/json' }).end(body);
+        } else res.destroy();
+      });
+      // The client went away: stop the upstream too (a streaming exec must not linger).
+      res.once('close', () => {
+        if (!res.writableFinished) upstream.destroy();
+        resolve();
+      });
+      req.pipe(upstream);
+    });
+  }
+
+  /** Splices an upgrade (WebSocket) request onto a fresh connection to the upstream. */
+  upgrade(req: IncomingMessage, client: Duplex, head: Buffer, to: Upstream): Promise<void> {
+    return new Promise((resolve) => {
+      const server: Socket = connect(to.port, to.host);
+      const done = () => {
+        client.destroy();
+        server.destroy();
+        resolve();
+      };
+      server.once('connect', () => {
+        const headers = forwardHeaders(req.headers, DROP_REQUEST);
+        const lines = [`${req.method ?? 'GET'} ${to.path} HTTP/1.1`];
+        for (const [k, v] of Object.entries(headers)) {
+          for (const value of Array.isArray(v) ? v : [v]) lines.push(`${k}: ${value}`);
+        }
+        lines.push('connection: Upgrade', `upgrade: ${req.headers.upgrade ?? 'websocket'}`);
+        server.write(`${lines.join('\r\n')}\r\n\r\n`);
+        if (head.length > 0) server.write(head);
+        server.pipe(client);
+        client.pipe(server);
+      });
+      server.once('error', done);
+      client.once('error', done);
+      server.once('close', done);
+      client.once('close', done);
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * Composition of the sandbox plane for main.ts: the local engine, the sandbox/volume controllers
+ * and the gateway in front of sandboxd. Takes everything it needs as arguments (main.ts reads the
+ * environment and files); nothing runs until `start`.
+ */
+import type { SandboxSpec } from '@tarmac/contract';
+import { ImageNotFoundError, LocalEngine } from '@tarmac/engine';
+import type { Store } from '@tarmac/store';
+import type { Logger } from 'pino';
+import { startControllers, type Controllers } from '../controllers/controllers.js';
+import type { EngineConfig } from '../controllers/engine-config.js';
+import type { SandboxRow } from '../controllers/sandbox-record.js';
+import { BearerAuthenticator, MembershipWorkspaceResolver } from '../modules/identity/authenticator.js';
+import type { JwtService } from '../modules/identity/jwt.js';
+import { sandboxSecretContext, viewSandboxSpec } from '../modules/sandboxes/sandbox-secrets.js';
+import { SecretBox } from '../resources/secrets.js';
+import type { ChangeFeed } from '../shared/change-feed.js';
+import { SandboxGateway } from './sandbox-gateway.js';
+
+export interface SandboxPlaneDeps {
+  home: string;
+  config: EngineConfig;
+  /** Absolute path of the sandboxd bundle (main.ts resolves the default). */
+  sandboxdBundle: string;
+  nodeBinary: string;
+  store: Store;
+  changes: ChangeFeed;
+  logger: Logger;
+  jwt: JwtService;
+  /** Key of the resources' SecretBox (keys/secrets.key): secret envs are opened at start. */
+  secretsKey: Uint8Array;
+}
+
+export interface SandboxPlane {
+  engine: LocalEngine;
+  controllers: Controllers;
+  gateway: SandboxGateway;
+  /** For the sandboxes module: false for an image the engine does not have (400 INVALID_IMAGE). */
+  validateImage(ref: string): Promise<boolean>;
+  stop(): Promise<void>;
+}
+
+export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
+  const engine = new LocalEngine({
+    home: d.home,
+    ...(d.config.imageDir ? { imageDir: d.config.imageDir } : {}),
+    network: d.config.network,
+    runtime: { nodeBinary: d.nodeBinary, tiniBinary: d.config.tiniBinary, sandboxdBundle: d.sandboxdBundle },
+  });
+  const box = new SecretBox(d.secretsKey);
+  const controllers = startControllers({
+    engine,
+    store: d.store,
+    changes: d.changes,
+    logger: d.logger,
+    standbyAfterMs: d.config.standbyAfterMs,
+    revealEnvs: (row: SandboxRow) =>
+      viewSandboxSpec(box, row.spec as SandboxSpec, sandboxSecretContext(row.workspace, row.name), 'reveal')
+        .runtime?.envs ?? [],
+  });
+  const gateway = new SandboxGateway({
+    live: controllers.live,
+    touch: (entry) => controllers.standby.touch(entry),
+    authenticator: new BearerAuthenticator(d.store, d.jwt),
+    workspaces: new MembershipWorkspaceResolver(d.store),
+    store: d.store,
+    logger: d.logger,
+    domain: d.config.sandboxDomain,
+  });
+  return {
+    engine,
+    controllers,
+    gateway,
+    async validateImage(ref) {
+      try {
+        await engine.ensureImage(ref); // builds tarmac/base on first use; unknown refs throw
+        return true;
+      } catch (err) {
+        if (err instanceof ImageNotFoundError) return false;
+        throw err;
+      }
+    },
+    async stop() {
+      gateway.close();
+      await controllers.stop();
+    },
+  };
+}
