@@ -1,8 +1,7 @@
 // POST /mcp: the sandbox MCP server over the streamable HTTP transport of the official SDK,
 // stateless with JSON responses like upstream (reference sandbox-api.md §1.9). A fresh server and
 // transport per request (the SDK's stateless pattern). GET/DELETE /mcp → 405 `{error}`.
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Hono } from 'hono';
 import type { PathContext } from '../fs/paths.js';
 import { HttpError } from '../http/errors.js';
@@ -19,7 +18,17 @@ export interface McpOptions {
   waitCapSec?: number;
 }
 
-export function buildMcpServer(o: McpOptions): McpServer {
+/** The SDK is loaded on the first MCP request: its schemas cost ~50 ms at daemon start. */
+const sdk = async () => {
+  const [{ McpServer }, { WebStandardStreamableHTTPServerTransport }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/mcp.js'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+  ]);
+  return { McpServer, WebStandardStreamableHTTPServerTransport };
+};
+
+export async function buildMcpServer(o: McpOptions): Promise<McpServer> {
+  const { McpServer } = await sdk();
   const server = new McpServer({ name: 'Sandbox API Server', version: o.version });
   registerProcessTools(server, o.pm, o.ctx, o.procRoot, o.waitCapSec);
   registerFsTools(server, o.ctx);
@@ -29,7 +38,8 @@ export function buildMcpServer(o: McpOptions): McpServer {
 
 export function mcpRoutes(app: Hono, o: McpOptions): void {
   app.post('/mcp', async (c) => {
-    const server = buildMcpServer(o);
+    const { WebStandardStreamableHTTPServerTransport } = await sdk();
+    const server = await buildMcpServer(o);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
