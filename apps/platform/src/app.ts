@@ -2,6 +2,16 @@ import { billingRoutes, coreRoutes, type RouteSpec } from '@tarmac/contract';
 import { createManagementApp, CursorCodec, type RouteDeps } from '@tarmac/server-kit';
 import type { Store } from '@tarmac/store';
 import type { Logger } from 'pino';
+import { randomBytes } from 'node:crypto';
+import {
+  computeStorageRoutes,
+  computeStorageServices,
+  registerComputeStorageRoutes,
+} from './resources/compute-storage.js';
+import { DEFAULT_HOSTS, type HostConfig } from './resources/hosts.js';
+import { SecretBox } from './resources/secrets.js';
+import { driveTokenSigner } from './modules/drives/drive-token.js';
+import { ChangeFeed } from './shared/change-feed.js';
 import { MetricsQueryEngine } from './metering/query-engine.js';
 import { DEFAULT_PRICES, type PriceTable } from './metering/prices.js';
 import { AccountsService } from './modules/accounts/accounts.service.js';
@@ -30,6 +40,14 @@ export interface PlatformDeps {
   /** Validate every response against the contract (tests). */
   checkResponses?: boolean;
   now?: () => number;
+  /** 256-bit key sealing secret values at rest (`TARMAC_HOME/keys/secrets.key`); random if absent (tests). */
+  secretKey?: Uint8Array;
+  /** "Resource changed" notices to controllers; one per process, shared with the controllers. */
+  changeFeed?: ChangeFeed;
+  /** Domain, region, scheme and port of host-style sandbox and preview URLs. */
+  hosts?: Partial<HostConfig>;
+  /** Whether a sandbox image reference can be run (engine image store); accept-all when absent. */
+  validateImage?: (ref: string) => Promise<boolean>;
   /** USD per unit of each billing dimension (metering/prices.ts); defaults when absent. */
   prices?: PriceTable;
 }
@@ -38,6 +56,7 @@ export interface PlatformDeps {
 export const managementRoutes: readonly RouteSpec[] = [
   ...Object.values(coreRoutes),
   ...Object.values(billingRoutes),
+  ...computeStorageRoutes,
 ];
 
 /** Builds the platform's HTTP app from its dependencies. No I/O: main.ts opens everything. */
@@ -84,6 +103,20 @@ export function buildApp(deps: PlatformDeps) {
       new MetricsQueryEngine(deps.store.metering, deps.prices ?? DEFAULT_PRICES),
       routeDeps.cursors,
     ),
+  );
+  registerComputeStorageRoutes(
+    app,
+    routeDeps,
+    computeStorageServices({
+      store: deps.store,
+      feed: deps.changeFeed ?? new ChangeFeed(),
+      now,
+      secrets: new SecretBox(deps.secretKey ?? randomBytes(32)),
+      hosts: { ...DEFAULT_HOSTS, ...deps.hosts },
+      apiUrl: deps.apiUrl,
+      signDriveToken: driveTokenSigner(deps.signingKey, 'tarmac', nowMs),
+      ...(deps.validateImage ? { validateImage: deps.validateImage } : {}),
+    }),
   );
   return app;
 }

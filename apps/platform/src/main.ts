@@ -36,15 +36,24 @@ async function main(): Promise<void> {
   const store = await openStore({ databaseUrl: config.databaseUrl ?? layout.database });
   const signingKey = await signingKeyFromJwk(await loadOrCreateSigningJwk(layout));
   const cursorSecret = await loadOrCreateSecretKey(layout, 'cursor.key');
+  // Seals secret env values at rest; kept apart from the database (resources/secrets.ts).
+  const secretKey = await loadOrCreateSecretKey(layout, 'secrets.key');
   const savedCredentials = await readCredentials(layout);
   const identity = await bootstrap(store, { mintKey: !savedCredentials, now: () => new Date() });
 
   let apiUrl = baseUrl(config, config.port);
+  let boundPort: number | undefined;
   const app = buildApp({
     store,
     logger,
     signingKey,
     cursorSecret,
+    secretKey,
+    hosts: {
+      port: () => boundPort,
+      ...(process.env.TARMAC_DOMAIN ? { domain: process.env.TARMAC_DOMAIN } : {}),
+      ...(process.env.TARMAC_REGION ? { region: process.env.TARMAC_REGION } : {}),
+    },
     apiUrl: () => apiUrl,
     version: PLATFORM_VERSION,
   });
@@ -55,6 +64,7 @@ async function main(): Promise<void> {
   });
   const address = server.address();
   apiUrl = baseUrl(config, typeof address === 'object' && address ? address.port : config.port);
+  boundPort = typeof address === 'object' && address ? address.port : config.port;
 
   const apiKey = identity.apiKey ?? savedCredentials?.apiKey ?? '';
   await writeCredentials(layout, {

@@ -18,6 +18,10 @@ export const managementErrorStatus = {
   route_not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  /** A sandbox of that name exists (spec "Errors" 409); the body also carries the SDK's SandboxError fields. */
+  sandbox_already_exists: 409,
+  /** The sandbox image cannot be resolved (reference §0 SandboxError code INVALID_IMAGE). */
+  invalid_image: 400,
   payload_too_large: 413,
   unsupported_media_type: 415,
   internal_error: 500,

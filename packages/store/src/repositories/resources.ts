@@ -62,6 +62,8 @@ export interface ResourceFilter {
   status?: readonly string[];
   /** Terminated resources are hidden unless this is true. */
   includeTerminated?: boolean;
+  /** Only resources with this caller-owned external id. */
+  externalId?: string;
 }
 
 /** Events kept per resource: the newest win; the oldest are dropped past this. */
@@ -195,6 +197,7 @@ export function resourcesRepository(db: Kysely<Database>) {
       let query = scoped(workspace, kind, parent).selectAll();
       if (!filter.includeTerminated) query = query.where('terminated_at', 'is', null);
       if (filter.status && filter.status.length > 0) query = query.where('status', 'in', filter.status);
+      if (filter.externalId !== undefined) query = query.where('external_id', '=', filter.externalId);
       if (page.q) {
         const pattern = likePattern(page.q);
         query = query.where((eb) =>

@@ -1,0 +1,51 @@
+import { computeRoutes, storageRoutes, type RouteSpec } from '@tarmac/contract';
+import type { RouteDeps, ServerEnv } from '@tarmac/server-kit';
+import type { Hono } from 'hono';
+import { DrivesService, type DriveTokenSigner } from '../modules/drives/drives.service.js';
+import { registerDriveRoutes } from '../modules/drives/drives.routes.js';
+import { PreviewsService } from '../modules/previews/previews.service.js';
+import { registerPreviewRoutes } from '../modules/previews/previews.routes.js';
+import { registerSandboxRoutes } from '../modules/sandboxes/sandboxes.routes.js';
+import { SandboxesService } from '../modules/sandboxes/sandboxes.service.js';
+import { registerVolumeRoutes } from '../modules/volumes/volumes.routes.js';
+import { VolumesService } from '../modules/volumes/volumes.service.js';
+import type { CollectionDeps } from './collection.js';
+
+/** Routes of the compute and storage part of the catalogue, in OpenAPI order. */
+export const computeStorageRoutes: readonly RouteSpec[] = [
+  ...Object.values(computeRoutes),
+  ...Object.values(storageRoutes),
+];
+
+export interface ComputeStorageDeps extends CollectionDeps {
+  validateImage?: (ref: string) => Promise<boolean>;
+  signDriveToken: DriveTokenSigner;
+}
+
+/** The services of sandboxes, previews, volumes and drives over one set of dependencies. */
+export function computeStorageServices(deps: ComputeStorageDeps) {
+  const volumes = new VolumesService(deps);
+  const sandboxes = new SandboxesService({
+    ...deps,
+    volumes,
+    ...(deps.validateImage ? { validateImage: deps.validateImage } : {}),
+  });
+  return {
+    volumes,
+    sandboxes,
+    previews: new PreviewsService(deps, sandboxes),
+    drives: new DrivesService(deps, deps.signDriveToken),
+  };
+}
+export type ComputeStorageServices = ReturnType<typeof computeStorageServices>;
+
+export function registerComputeStorageRoutes(
+  app: Hono<ServerEnv>,
+  routeDeps: RouteDeps,
+  services: ComputeStorageServices,
+): void {
+  registerSandboxRoutes(app, routeDeps, services.sandboxes);
+  registerPreviewRoutes(app, routeDeps, services.previews);
+  registerVolumeRoutes(app, routeDeps, services.volumes);
+  registerDriveRoutes(app, routeDeps, services.drives);
+}
