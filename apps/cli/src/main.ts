@@ -1,32 +1,75 @@
 #!/usr/bin/env node
 import { spawn } from 'node:child_process';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { CredentialsFile } from '@tarmac/sdk';
+import { fromSettings, readCredentialsFile, tarmacHome, writeCredentialsFile } from '@tarmac/sdk/node';
+import type { CliContext } from './context.js';
+import { explain, formatError } from './errors.js';
 import { buildProgram } from './program.js';
 
 /**
- * The `tarmac` command. `tarmac up` runs the platform server as a child process (apps never import
- * each other: the CLI only knows where the platform's entry point is installed).
+ * The `tarmac` process: the only CLI module that reads the environment and touches files.
+ * `tarmac up` runs the platform server as a child process (apps never import each other: the CLI
+ * only knows where the platform's entry point is installed).
  */
-const program = buildProgram({
-  version: '0.1.0',
-  up: (flags) =>
-    new Promise<number>((resolve) => {
-      const entry = fileURLToPath(import.meta.resolve('@tarmac/platform/main'));
-      const args = [entry];
-      for (const [name, value] of Object.entries(flags))
-        if (value !== undefined) args.push(`--${name}`, String(value));
-      const child = spawn(process.execPath, args, { stdio: 'inherit', env: process.env });
-      for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
-        process.on(signal, () => child.kill(signal));
-      }
-      child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 + 15 : 1)));
-    }),
-});
+const VERSION = '0.1.0';
+const env = process.env;
+const home = tarmacHome(env, homedir());
 
-program.parseAsync(process.argv).then(
-  (code) => process.exit(typeof code === 'number' ? code : 0),
-  (err: unknown) => {
-    process.stderr.write(`tarmac: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
+function up(flags: { port?: string; host?: string; home?: string }): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const entry = fileURLToPath(import.meta.resolve('@tarmac/platform/main'));
+    const args = [entry];
+    for (const [name, value] of Object.entries(flags))
+      if (value !== undefined) args.push(`--${name}`, String(value));
+    const child = spawn(process.execPath, args, { stdio: 'inherit', env });
+    for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+      process.on(signal, () => child.kill(signal));
+    }
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 + 15 : 1)));
+  });
+}
+
+const ctx: CliContext = {
+  version: VERSION,
+  env,
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stdin: process.stdin,
+  io: {
+    readFile: async (path) => new Uint8Array(await readFile(path)),
+    writeFile: (path, data) => writeFile(path, data),
+    listDir: async (path) => {
+      const info = await stat(path).catch(() => undefined);
+      if (!info?.isDirectory()) return undefined;
+      const entries = await readdir(path, { withFileTypes: true });
+      return entries.filter((e) => e.isFile()).map((e) => join(path, e.name));
+    },
+    readStdin: async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    },
   },
-);
+  client: async (flags) =>
+    fromSettings({ workspace: flags.workspace, apiUrl: flags.apiUrl }, env, await readCredentialsFile(home)),
+  // Explicit settings only: login must test exactly what it is about to save.
+  clientFor: (settings: CredentialsFile) => fromSettings(settings, {}, undefined),
+  readCredentials: () => readCredentialsFile(home),
+  saveCredentials: (credentials) => writeCredentialsFile(home, credentials),
+  up,
+};
+
+buildProgram(ctx)
+  .run(process.argv.slice(2))
+  .then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      const failure = explain('command failed', error);
+      process.stderr.write(`${formatError(failure)}\n`);
+      process.exit(failure.exitCode);
+    },
+  );

@@ -25,6 +25,11 @@ export interface ClientOptions {
   /** `Service-Version`; pinned so list shapes never change under you. */
   apiVersion?: string | undefined;
   retry?: RetryPolicy | undefined;
+  /**
+   * Forces the API base of a sandbox (reference §2.1 `BL_SANDBOX_<NAME>_URL`): for sandboxes
+   * reached through a tunnel or run by hand. `@tarmac/sdk/node` reads `TARMAC_SANDBOX_<NAME>_URL`.
+   */
+  sandboxUrl?: ((name: string) => string | undefined) | undefined;
   /** Extra headers on every management request. */
   headers?: Record<string, string> | undefined;
 }

@@ -23,6 +23,12 @@ export interface NodeClientOptions extends Partial<Omit<ClientOptions, 'apiUrl'>
   credentials?: CredentialsFile;
 }
 
+/** `TARMAC_SANDBOX_<NAME>_URL` (name upper-cased, `-` as `_`) forces one sandbox's API base. */
+export function sandboxUrlFromEnv(env: Record<string, string | undefined>) {
+  return (name: string): string | undefined =>
+    env[`TARMAC_SANDBOX_${name.toUpperCase().replace(/-/g, '_')}_URL`] || undefined;
+}
+
 /** A client for Node: settings resolved from args, env and credentials.json; `*.localhost` works. */
 export async function createClient(options: NodeClientOptions = {}): Promise<Tarmac> {
   const { env = process.env, home, credentials, ...args } = options;
@@ -42,6 +48,7 @@ export function fromSettings(
     ...settings,
     fetch: args.fetch ?? localhostFetch(),
     webSocket: args.webSocket ?? nodeWebSocketFactory,
+    sandboxUrl: args.sandboxUrl ?? sandboxUrlFromEnv(env),
   });
 }
 

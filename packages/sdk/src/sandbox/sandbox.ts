@@ -49,6 +49,7 @@ export class Sandbox {
     const workspace = resource.metadata.workspace || client.workspace || '';
     this.url = (
       force?.url ||
+      client.options.sandboxUrl?.(resource.metadata.name) ||
       resource.metadata.url ||
       `${client.runUrl}/${encodeURIComponent(workspace)}/sandboxes/${encodeURIComponent(resource.metadata.name)}`
     ).replace(/\/+$/, '');

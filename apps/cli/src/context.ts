@@ -1,0 +1,36 @@
+import type { CredentialsFile, Tarmac } from '@tarmac/sdk';
+
+/** Flags every command accepts. */
+export interface GlobalFlags {
+  workspace?: string;
+  apiUrl?: string;
+  output?: string;
+}
+
+/** File access the commands need, provided by main.ts (the only module that touches the disk). */
+export interface CliIo {
+  readFile(path: string): Promise<Uint8Array>;
+  writeFile(path: string, data: Uint8Array): Promise<void>;
+  /** Regular files directly under a directory, or undefined when `path` is not a directory. */
+  listDir(path: string): Promise<string[] | undefined>;
+  readStdin(): Promise<string>;
+}
+
+/** Everything a command may use; built by main.ts, faked by tests. */
+export interface CliContext {
+  version: string;
+  /** The environment, for `${VAR}` interpolation in `apply`. */
+  env: Record<string, string | undefined>;
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+  stdin: NodeJS.ReadStream;
+  io: CliIo;
+  /** A client from flags, then env, then credentials.json. */
+  client(flags: GlobalFlags): Promise<Tarmac>;
+  /** A client for explicit settings (login checks them before saving). */
+  clientFor(settings: CredentialsFile): Tarmac;
+  readCredentials(): Promise<CredentialsFile | undefined>;
+  /** Writes credentials.json (mode 0600) and returns its path. */
+  saveCredentials(credentials: CredentialsFile): Promise<string>;
+  up(flags: { port?: string; host?: string; home?: string }): Promise<number>;
+}
