@@ -3,9 +3,12 @@ import { serve } from '@hono/node-server';
 import { gracefulShutdown } from '@tarmac/server-kit';
 import { openStore } from '@tarmac/store';
 import { homedir } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
+import { createMeter, meteringIntervalMs } from './metering/metering.js';
+import { resolvePrices } from './metering/prices.js';
 import { bootstrap } from './bootstrap.js';
 import { baseUrl, ConfigError, resolveConfig } from './config.js';
 import {
@@ -16,7 +19,11 @@ import {
   readCredentials,
   writeCredentials,
 } from './home/home-files.js';
-import { signingKeyFromJwk } from './modules/identity/jwt.js';
+import { engineConfigFrom } from './controllers/engine-config.js';
+import { withSandboxGateway } from './gateway/listener.js';
+import { startSandboxPlane } from './gateway/sandbox-plane.js';
+import { JwtService, signingKeyFromJwk } from './modules/identity/jwt.js';
+import { ChangeFeed } from './shared/change-feed.js';
 import { PLATFORM_VERSION } from './version.js';
 
 /**
@@ -41,9 +48,32 @@ async function main(): Promise<void> {
   const savedCredentials = await readCredentials(layout);
   const identity = await bootstrap(store, { mintKey: !savedCredentials, now: () => new Date() });
 
+  // Engine wiring (issue 4): the local runc engine, sandbox/volume controllers and the sandbox
+  // gateway; they share one ChangeFeed with the API's services.
+  const changeFeed = new ChangeFeed();
+  const engineConfig = engineConfigFrom(process.env);
+  const sandboxPlane = startSandboxPlane({
+    home: config.home,
+    config: engineConfig,
+    sandboxdBundle:
+      engineConfig.sandboxdBundle ?? fileURLToPath(import.meta.resolve('@tarmac/sandboxd/bundle')),
+    nodeBinary: process.execPath,
+    store,
+    changes: changeFeed,
+    logger,
+    jwt: new JwtService(signingKey, 'tarmac'),
+    secretsKey: secretKey,
+  });
+
+  // Metering (metering/ARCHITECTURE.md): prices and pass interval from the environment; the meter
+  // listens to the same change feed as the controllers.
+  const prices = resolvePrices(process.env.TARMAC_METERING_PRICES);
+  const meteringInterval = meteringIntervalMs(process.env.TARMAC_METERING_INTERVAL_SECONDS);
   let apiUrl = baseUrl(config, config.port);
   let boundPort: number | undefined;
   const app = buildApp({
+    changeFeed,
+    validateImage: (ref) => sandboxPlane.validateImage(ref),
     store,
     logger,
     signingKey,
@@ -56,8 +86,23 @@ async function main(): Promise<void> {
     },
     apiUrl: () => apiUrl,
     version: PLATFORM_VERSION,
+    prices,
   });
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host });
+  const meter = createMeter(store, logger);
+  meter.start(meteringInterval, changeFeed);
+  // Requests that arrive before credentials.json is written wait for it: a script that polls
+  // /health and then reads the credentials file must never find it missing or stale.
+  let markStarted!: () => void;
+  const started = new Promise<void>((resolve) => (markStarted = resolve));
+  const server = serve({
+    fetch: async (request, env) => {
+      await started;
+      return app.fetch(request, env);
+    },
+    port: config.port,
+    hostname: config.host,
+    createServer: withSandboxGateway(() => sandboxPlane.gateway),
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -74,6 +119,7 @@ async function main(): Promise<void> {
     accountId: identity.accountId,
     apiKey,
   });
+  markStarted();
   if (identity.apiKey) {
     // Printed once: the key is stored only hashed; the credentials file keeps the one copy.
     process.stderr.write(
@@ -102,16 +148,30 @@ async function main(): Promise<void> {
         name: 'http',
         close: () =>
           new Promise<void>((resolve) => {
-            server.close(() => resolve());
+            // Keep-alive connections become idle as their in-flight requests finish; close them as
+            // they do, or close() would wait for the clients' keep-alive timeout.
+            const idle = setInterval(() => {
+              if ('closeIdleConnections' in server) server.closeIdleConnections();
+            }, 50);
+            server.close(() => {
+              clearInterval(idle);
+              resolve();
+            });
             if ('closeIdleConnections' in server) server.closeIdleConnections();
           }),
       },
+      // Sandboxes keep running (restart safety); only the controllers' loops stop.
+      { name: 'sandboxes', close: () => sandboxPlane.stop() },
+      // Closes every open usage interval before the store goes away.
+      { name: 'metering', close: () => meter.stop() },
       { name: 'store', close: () => store.close() },
     ],
     { logger, timeoutMs: 10_000 },
   );
+  // `on`, not `once`: a second signal (Ctrl-C reaches both `tarmac up` and this child, which the CLI
+  // also forwards) must not kill the process mid-shutdown; `shutdown` is idempotent.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
+    process.on(signal, () => {
       void shutdown().then(() => process.exit(0));
     });
   }

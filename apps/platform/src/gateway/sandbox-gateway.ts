@@ -28,6 +28,8 @@ export interface SandboxGatewayDeps {
   workspaces: WorkspaceResolver;
   store: Pick<Store, 'resources'>;
   logger: Logger;
+  /** Settles once the controllers re-attached to surviving sandboxes (first resync after start). */
+  ready?: Promise<void>;
   /** Service domain of host-style URLs (default `localhost`). */
   domain?: string;
   /** sandboxd's port inside the sandbox (8080; tests point it elsewhere). */
@@ -121,7 +123,13 @@ export class SandboxGateway {
         ? new GatewayError(404, `sandbox ${found.name} not found`)
         : new GatewayError(401, 'Invalid, expired or revoked credentials');
     }
-    const entry = found.entry ?? (await this.notLive(found.workspace, found.name));
+    let entry = found.entry;
+    if (!entry && this.d.ready) {
+      // Just restarted: the sandbox may be alive and not re-attached yet. Wait, then look again.
+      await this.d.ready.catch(() => undefined);
+      entry = this.d.live.get(found.workspace, found.name);
+    }
+    entry ??= await this.notLive(found.workspace, found.name);
     try {
       this.d.touch(entry);
     } catch (err) {

@@ -65,6 +65,7 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     workspaces: new MembershipWorkspaceResolver(d.store),
     store: d.store,
     logger: d.logger,
+    ready: controllers.ready,
     domain: d.config.sandboxDomain,
   });
   return {

@@ -1,0 +1,80 @@
+// Issue 4 "State": a sandbox with no request reaching it and no keep-alive process goes to STANDBY
+// (every process frozen: a background counter stops advancing, read from the host without touching
+// the sandbox); the first request resumes it before being forwarded, and the same process carries
+// on counting. A keep-alive process keeps it RUNNING. State changes are events; lastUsedAt moves.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningPlatform } from '../support/platform.js';
+import {
+  cleanUp,
+  createSandbox,
+  engineIds,
+  getSandbox,
+  missingCapability,
+  sbx,
+  spawnProcess,
+  startSandboxPlatform,
+  upperFile,
+  waitSandbox,
+} from './support.js';
+
+const missing = missingCapability();
+const COUNTER = `sh -c 'i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.1; done'`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.skipIf(missing !== null)(`standby and resume${missing ? ` (skipped: ${missing})` : ''}`, () => {
+  let p: RunningPlatform | undefined;
+  const names = ['idle', 'busy'];
+
+  beforeAll(async () => {
+    p = await startSandboxPlatform({ env: { TARMAC_STANDBY_AFTER: '2s' } });
+  }, 15 * 60_000);
+
+  afterAll(() => cleanUp(p, names), 120_000);
+
+  it('freezes an idle sandbox and resumes it on the next request with its processes still running', async () => {
+    const before = new Set(engineIds(p!.home));
+    await createSandbox(p!, 'idle');
+    const id = engineIds(p!.home).find((x) => !before.has(x))!;
+    await spawnProcess(p!, 'idle', COUNTER, { name: 'counter' });
+    await sleep(500);
+    expect(Number(upperFile(p!.home, id, 'tmp/count'))).toBeGreaterThan(0);
+
+    const standby = await waitSandbox(p!, 'idle', (s) => s.state === 'STANDBY', 'STANDBY', 15_000);
+    expect(standby.events.map((e) => e.type)).toContain('Standby');
+    expect(standby.lastUsedAt).toBeDefined();
+    const frozenAt = Number(upperFile(p!.home, id, 'tmp/count'));
+    await sleep(1000);
+    expect(Number(upperFile(p!.home, id, 'tmp/count'))).toBe(frozenAt); // CPU zero: nothing ran
+
+    const t = performance.now();
+    const res = await sbx(p!, 'idle', '/health');
+    const ms = performance.now() - t;
+    expect(res.status).toBe(200);
+    expect(ms).toBeLessThan(1000); // the bench measures the real resume cost; this only bounds it
+    await sleep(500);
+    expect(Number(upperFile(p!.home, id, 'tmp/count'))).toBeGreaterThan(frozenAt); // same process, counting on
+    const resumed = await waitSandbox(
+      p!,
+      'idle',
+      (s) => s.state === 'RUNNING',
+      'RUNNING in the record',
+      5000,
+    );
+    expect(resumed.events.map((e) => e.type)).toContain('Resume');
+  });
+
+  it('keeps a sandbox with a keep-alive process out of STANDBY', async () => {
+    await createSandbox(p!, 'busy');
+    await spawnProcess(p!, 'busy', 'sleep 600', { name: 'keeper', keepAlive: true, timeout: 0 });
+    await sleep(6000); // three standby periods
+    expect((await getSandbox(p!, 'busy')).state).toBe('RUNNING');
+    await sbx(p!, 'busy', '/process/keeper/kill', { method: 'DELETE' });
+    await waitSandbox(
+      p!,
+      'busy',
+      (s) => s.state === 'STANDBY',
+      'STANDBY once the keep-alive process ended',
+      15_000,
+    );
+  });
+});
