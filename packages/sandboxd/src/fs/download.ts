@@ -1,6 +1,7 @@
 // GET /filesystem on a file: JSON `FileWithContent` or raw bytes ("download mode"), with Range
 // (reference sandbox-api.md §1.2 "GET on a file: JSON or raw bytes").
 import { createReadStream, type Stats } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { extname, basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { HttpError } from '../http/errors.js';
@@ -56,7 +57,14 @@ export function parseRange(header: string | undefined, size: number): [number, n
   return [start, end];
 }
 
-export function downloadResponse(path: string, st: Stats, range: string | undefined): Response {
+/** Files up to this size are read in one call and sent as one buffer (no stream machinery). */
+const SMALL_FILE = 8 * 1024 * 1024;
+
+export async function downloadResponse(
+  path: string,
+  st: Stats,
+  range: string | undefined,
+): Promise<Response> {
   const r = parseRange(range, st.size);
   const headers: Record<string, string> = {
     'content-type': contentTypeOf(path),
@@ -67,9 +75,11 @@ export function downloadResponse(path: string, st: Stats, range: string | undefi
   const [start, end] = r ?? [0, st.size - 1];
   headers['content-length'] = String(Math.max(0, end - start + 1));
   if (r) headers['content-range'] = `bytes ${start}-${end}/${st.size}`;
-  const body =
-    st.size === 0
-      ? null
-      : (Readable.toWeb(createReadStream(path, { start, end })) as ReadableStream<Uint8Array>);
+  let body: ReadableStream<Uint8Array> | Uint8Array | null = null;
+  if (st.size > SMALL_FILE) {
+    body = Readable.toWeb(createReadStream(path, { start, end })) as ReadableStream<Uint8Array>;
+  } else if (st.size > 0) {
+    body = (await readFile(path)).subarray(start, end + 1);
+  }
   return new Response(body, { status: r ? 206 : 200, headers });
 }

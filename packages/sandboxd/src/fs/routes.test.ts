@@ -97,6 +97,19 @@ describe('PUT/GET/DELETE /filesystem/{path} (reference §1.2)', () => {
     expect(await bad.json()).toEqual({ error: expect.any(String) });
   });
 
+  it('streams large files (> 8 MiB) in download mode, with Range', async () => {
+    const big = Buffer.alloc(9 * 1024 * 1024, 1);
+    big.write('END', big.length - 3);
+    writeFileSync(join(t.wd, 'big.bin'), big);
+    const all = await fetch(`${t.base}/filesystem/big.bin?download=true`);
+    expect(Buffer.from(await all.arrayBuffer()).equals(big)).toBe(true);
+    const tail = await fetch(`${t.base}/filesystem/big.bin?download=true`, {
+      headers: { range: 'bytes=-3' },
+    });
+    expect(tail.status).toBe(206);
+    expect(await tail.text()).toBe('END');
+  });
+
   it('uploads multipart/form-data (file + permissions), 400 without a file part', async () => {
     const form = new FormData();
     form.append('permissions', '600');
