@@ -39,7 +39,13 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     if (!SCHEMA_NAME.test(options.schema)) throw new Error(`invalid schema name "${options.schema}"`);
     await sql`create schema if not exists ${sql.id(options.schema)}`.execute(db);
   }
-  const { error, results } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
+  // With a schema, Kysely must be told so: otherwise it sees another schema's migration tables
+  // (its table check ignores search_path), skips creating its own and fails on concurrent runs.
+  const { error, results } = await new Migrator({
+    db,
+    provider: migrationProvider,
+    ...(isPostgres && options.schema ? { migrationTableSchema: options.schema } : {}),
+  }).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     await db.destroy();
