@@ -61,7 +61,13 @@ export class RuntimeBuilder {
     const addons = this.addons();
     const libs = [
       ...new Set(
-        (await Promise.all([this.sources.nodeBinary, ...addons].map((b) => this.sharedLibs(b)))).flat(),
+        (
+          await Promise.all(
+            [this.sources.nodeBinary, ...addons.filter((a) => a.endsWith('.node'))].map((b) =>
+              this.sharedLibs(b),
+            ),
+          )
+        ).flat(),
       ),
     ];
     const loader = libs.find((l) => /\/ld-[^/]*\.so/.test(l));
@@ -102,12 +108,12 @@ export class RuntimeBuilder {
     return h.digest('hex').slice(0, 16);
   }
 
-  /** Native addons shipped next to the bundle (`lib/*.node`). */
+  /** Native addons and code-split chunks shipped next to the bundle (`lib/*.node`, `lib/*.mjs`). */
   private addons(): string[] {
     const dir = join(dirname(this.sources.sandboxdBundle), 'lib');
     if (!existsSync(dir)) return [];
     return readdirSync(dir)
-      .filter((f) => f.endsWith('.node'))
+      .filter((f) => f.endsWith('.node') || f.endsWith('.mjs'))
       .sort()
       .map((f) => join(dir, f));
   }
