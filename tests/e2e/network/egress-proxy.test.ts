@@ -26,17 +26,17 @@ import {
   type Namespace,
 } from './support/netns.js';
 
+// Fixed names and addresses: createNamespace first removes what a run killed half-way left behind.
 const missing = netnsUnavailable();
-const tag = String(process.pid % 100000);
 const outside: Namespace = {
-  name: `tmeg-out-${tag}`,
-  hostIf: `tmeo${tag}`,
+  name: 'tmeg-out',
+  hostIf: 'tmeo0',
   hostIp: '10.231.0.1',
   nsIp: '10.231.0.2',
 };
 const client: Namespace = {
-  name: `tmeg-cli-${tag}`,
-  hostIf: `tmec${tag}`,
+  name: 'tmeg-cli',
+  hostIf: 'tmec0',
   hostIp: '10.231.1.1',
   nsIp: '10.231.1.2',
 };

@@ -12,7 +12,7 @@ import {
 import { Agent as HttpsAgent } from 'node:https';
 import { connect, isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { rootCertificates, TLSSocket } from 'node:tls';
+import { createSecureContext, rootCertificates, TLSSocket } from 'node:tls';
 import type { LeafCertificates } from './certificate-authority.js';
 import { alwaysBlocked, guardedLookup, isBlocked, type Lookup } from './destination-guard.js';
 import { forward, type Upstream } from './forward.js';
@@ -85,9 +85,11 @@ export class EgressProxy {
     };
     this.upstream = {
       http: new HttpAgent(agentOptions),
+      // A prebuilt context rather than `ca`: the agent keys its socket pool by the text of `ca`,
+      // which would concatenate ~150 root certificates on every request.
       https: new HttpsAgent({
         ...agentOptions,
-        ca: [...rootCertificates, ...(options.extraUpstreamCa ?? [])],
+        secureContext: createSecureContext({ ca: [...rootCertificates, ...(options.extraUpstreamCa ?? [])] }),
       }),
       describeError: (err) => describe(err),
     };
