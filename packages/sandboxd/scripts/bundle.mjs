@@ -1,8 +1,8 @@
-// Builds the one-file sandboxd the engine injects at /.tarmac/sandboxd.mjs: every npm dependency
-// inlined (there is no node_modules in a sandbox), plus node-pty's native addon copied to
-// dist/lib/pty.node. The bundle loads the addon from `lib/` next to itself (the engine copies it
-// to /.tarmac/lib/pty.node).
-import { copyFileSync, mkdirSync } from 'node:fs';
+// Builds the sandboxd the engine injects at /.tarmac/sandboxd.mjs: every npm dependency inlined
+// (there is no node_modules in a sandbox) into dist/sandboxd.bundle.mjs plus lazily loaded chunks
+// in dist/lib/, and node-pty's native addon copied to dist/lib/pty.node. The engine copies lib/
+// next to the bundle to /.tarmac/lib/, where the bundle loads chunks and addon from.
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,17 +24,29 @@ const ptyBinary = {
       loader: 'js',
       contents: `
         import { createRequire } from 'node:module';
+        import { basename, dirname, join } from 'node:path';
         import { fileURLToPath } from 'node:url';
         export function requireBinary(file) {
-          return createRequire(import.meta.url)(fileURLToPath(new URL('./lib/' + file, import.meta.url)));
+          // This code lands in the entry file or in a chunk under lib/: find lib/ from either.
+          const here = dirname(fileURLToPath(import.meta.url));
+          const lib = basename(here) === 'lib' ? here : join(here, 'lib');
+          return createRequire(import.meta.url)(join(lib, file));
         }`,
     }));
   },
 };
 
+rmSync(join(pkg, 'dist/lib'), { recursive: true, force: true });
+rmSync(join(pkg, 'dist/sandboxd.bundle.mjs'), { force: true });
+
 await build({
-  entryPoints: [join(pkg, 'src/main.ts')],
-  outfile: join(pkg, 'dist/sandboxd.bundle.mjs'),
+  // One entry file plus lazily imported chunks in lib/ (MCP, terminal, multipart): the daemon
+  // compiles only what it needs to start.
+  entryPoints: { 'sandboxd.bundle': join(pkg, 'src/main.ts') },
+  outdir: join(pkg, 'dist'),
+  splitting: true,
+  chunkNames: 'lib/[name]-[hash]',
+  outExtension: { '.js': '.mjs' },
   bundle: true,
   platform: 'node',
   format: 'esm',

@@ -1,4 +1,4 @@
-// The esbuild bundle is what runs in a sandbox: build it, copy it with lib/pty.node to a bare
+// The esbuild bundle is what runs in a sandbox: build it, copy it with lib/ (chunks, pty.node) to a bare
 // directory (no node_modules anywhere above it), run it like the engine does, and use it.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -21,7 +21,7 @@ beforeAll(async () => {
   mkdirSync(join(dir, 'tarmac/lib'), { recursive: true });
   mkdirSync(join(dir, 'work'));
   cpSync(join(pkg, 'dist/sandboxd.bundle.mjs'), join(dir, 'tarmac/sandboxd.mjs'));
-  cpSync(join(pkg, 'dist/lib/pty.node'), join(dir, 'tarmac/lib/pty.node'));
+  cpSync(join(pkg, 'dist/lib'), join(dir, 'tarmac/lib'), { recursive: true }); // chunks, pty.node
   const port = await new Promise<number>((resolve) => {
     const s = createServer().listen(0, '127.0.0.1', () => {
       const p = (s.address() as { port: number }).port;
