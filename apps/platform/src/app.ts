@@ -12,6 +12,11 @@ import { DEFAULT_HOSTS, type HostConfig } from './resources/hosts.js';
 import { SecretBox } from './resources/secrets.js';
 import { driveTokenSigner } from './modules/drives/drive-token.js';
 import { ChangeFeed } from './shared/change-feed.js';
+import {
+  registerWorkloadCatalogueRoutes,
+  workloadCatalogueRoutes,
+  workloadCatalogueServices,
+} from './modules/workloads/catalogue.js';
 import { MetricsQueryEngine } from './metering/query-engine.js';
 import { DEFAULT_PRICES, type PriceTable } from './metering/prices.js';
 import { AccountsService } from './modules/accounts/accounts.service.js';
@@ -57,6 +62,7 @@ export const managementRoutes: readonly RouteSpec[] = [
   ...Object.values(coreRoutes),
   ...Object.values(billingRoutes),
   ...computeStorageRoutes,
+  ...workloadCatalogueRoutes,
 ];
 
 /** Builds the platform's HTTP app from its dependencies. No I/O: main.ts opens everything. */
@@ -116,6 +122,20 @@ export function buildApp(deps: PlatformDeps) {
       apiUrl: deps.apiUrl,
       signDriveToken: driveTokenSigner(deps.signingKey, 'tarmac', nowMs),
       ...(deps.validateImage ? { validateImage: deps.validateImage } : {}),
+    }),
+  );
+  registerWorkloadCatalogueRoutes(
+    app,
+    routeDeps,
+    workloadCatalogueServices({
+      store: deps.store,
+      feed: deps.changeFeed ?? new ChangeFeed(),
+      now,
+      secrets: new SecretBox(deps.secretKey ?? randomBytes(32)),
+      apiUrl: deps.apiUrl,
+      hosts: { ...DEFAULT_HOSTS, ...deps.hosts },
+      // The run plane shares the management listener for now (ARCHITECTURE.md "Addresses").
+      runUrl: deps.apiUrl,
     }),
   );
   return app;

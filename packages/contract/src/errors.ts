@@ -22,6 +22,8 @@ export const managementErrorStatus = {
   sandbox_already_exists: 409,
   /** The sandbox image cannot be resolved (reference §0 SandboxError code INVALID_IMAGE). */
   invalid_image: 400,
+  /** The thing existed but is no longer available, e.g. an expired pending image share (reference §1.9). */
+  gone: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   internal_error: 500,

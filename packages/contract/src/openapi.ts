@@ -134,10 +134,10 @@ function operationOf(route: RouteSpec, collector: SchemaCollector) {
         }
       : {}),
     responses: {
-      [String(route.successStatus ?? 200)]: {
-        description: 'Success',
-        content: { 'application/json': { schema: success } },
-      },
+      [String(route.successStatus ?? 200)]:
+        route.successStatus === 204
+          ? { description: 'Success (no body)' }
+          : { description: 'Success', content: { 'application/json': { schema: success } } },
       ...Object.fromEntries(
         [...errorStatuses].sort().map((status) => [String(status), errorResponse(status)]),
       ),

@@ -31,7 +31,8 @@ export interface RouteSpec {
   readonly response: z.ZodType;
   /** Paginated list: a `{data, meta}` envelope from 2026-04-28, a bare array before. */
   readonly paginated?: boolean;
-  readonly successStatus?: 200 | 202;
+  /** 204 answers with no body (e.g. declining a pending image share, reference §0). */
+  readonly successStatus?: 200 | 202 | 204;
   /** Error statuses worth documenting beyond the ones every route can return. */
   readonly errors?: readonly number[];
 }

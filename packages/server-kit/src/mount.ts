@@ -46,7 +46,19 @@ export type HandlerInput<R extends RouteSpec> = {
   ctx: RequestContext;
 } & (Paginated<R> extends true ? { page: PageRequest } : unknown);
 export type HandlerOutput<R extends RouteSpec> =
-  Paginated<R> extends true ? PageResult<RouteResponse<R>> : RouteResponse<R>;
+  Paginated<R> extends true ? PageResult<RouteResponse<R>> : RouteResponse<R> | Answer<RouteResponse<R>>;
+
+/**
+ * A success body with its own status, for routes whose success status depends on the outcome
+ * (e.g. an image share: 200 applied at once, 202 pending; reference §1.9). The route's
+ * `successStatus` is the default; both are documented in the contract.
+ */
+export class Answer<T> {
+  constructor(
+    readonly status: 200 | 202,
+    readonly body: T,
+  ) {}
+}
 export type RouteHandler<R extends RouteSpec> = (input: HandlerInput<R>) => Promise<HandlerOutput<R>>;
 
 const toHonoPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
@@ -78,9 +90,15 @@ export function mountRoute<R extends RouteSpec>(
       basicAuth: route.auth === 'public' ? basicCredentials(c) : undefined,
     };
     const input = { params, query, body, ctx } as HandlerInput<R>;
+    if (route.successStatus === 204) {
+      await handler(input);
+      return c.body(null, 204);
+    }
     const status = (route.successStatus ?? 200) as ContentfulStatusCode;
     if (!route.paginated) {
       const result = await handler(input);
+      if (result instanceof Answer)
+        return c.json(check(deps, route.response, result.body) as object, result.status);
       return c.json(check(deps, route.response, result) as object, status);
     }
     return c.json(await runList(c, deps, route, input, handler as never), status);

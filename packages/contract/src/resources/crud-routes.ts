@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import { listQuerySchema } from '../pagination.js';
+import { defineRoute } from '../route.js';
+
+/**
+ * The five "CRUD-std" routes of a catalogue kind (reference §1: list, create, get, update, delete;
+ * create answers 200, delete answers 200 with the deleted resource, duplicate names 409), plus
+ * `GET .../revisions` where the kind has revisions. Operation ids follow the reference's naming.
+ */
+export interface CrudOptions<
+  P extends string,
+  I extends z.ZodType,
+  O extends z.ZodType,
+  L extends z.ZodObject,
+  G extends z.ZodObject,
+> {
+  /** Collection path, e.g. `/v0/agents`. */
+  path: string;
+  /** Path parameter holding the name, e.g. `agentName`. */
+  param: P;
+  /** Singular and plural names for operation ids, e.g. `Agent`, `Agents`. */
+  singular: string;
+  plural: string;
+  tag: string;
+  input: I;
+  output: O;
+  /** Extra query of GET (e.g. `show_secrets`). */
+  getQuery?: G;
+  /** List query (pagination plus filters); defaults to the pagination parameters. */
+  listQuery?: L;
+  /** PUT creates the resource when it does not exist (models, applications). */
+  upsert?: boolean;
+}
+
+export function crudRoutes<
+  P extends string,
+  I extends z.ZodType,
+  O extends z.ZodType,
+  L extends z.ZodObject = typeof listQuerySchema,
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the shape of z.object({})
+  G extends z.ZodObject = z.ZodObject<{}>,
+>(o: CrudOptions<P, I, O, L, G>) {
+  const params = nameParams(o.param);
+  const listQuery = (o.listQuery ?? listQuerySchema) as L;
+  const getQuery = (o.getQuery ?? z.object({})) as G;
+  const item = `${o.path}/{${o.param}}`;
+  const what = o.singular.toLowerCase();
+  return {
+    list: defineRoute({
+      operationId: `list${o.plural}`,
+      method: 'get',
+      path: o.path,
+      summary: `List ${o.plural.toLowerCase()} of the workspace`,
+      tag: o.tag,
+      auth: 'workspace',
+      query: listQuery,
+      response: o.output,
+      paginated: true,
+    }),
+    create: defineRoute({
+      operationId: `create${o.singular}`,
+      method: 'post',
+      path: o.path,
+      summary: `Create a ${what} (409 if the name is taken)`,
+      tag: o.tag,
+      auth: 'workspace',
+      body: o.input,
+      response: o.output,
+      errors: [400, 409],
+    }),
+    get: defineRoute({
+      operationId: `get${o.singular}`,
+      method: 'get',
+      path: item,
+      summary: `Get a ${what}`,
+      tag: o.tag,
+      auth: 'workspace',
+      params,
+      query: getQuery,
+      response: o.output,
+      errors: [403, 404],
+    }),
+    update: defineRoute({
+      operationId: `update${o.singular}`,
+      method: 'put',
+      path: item,
+      summary: o.upsert
+        ? `Create or replace a ${what} (the name in the path wins)`
+        : `Replace the spec, displayName and labels of a ${what}`,
+      tag: o.tag,
+      auth: 'workspace',
+      params,
+      body: o.input,
+      response: o.output,
+      errors: o.upsert ? [400] : [400, 404],
+    }),
+    delete: defineRoute({
+      operationId: `delete${o.singular}`,
+      method: 'delete',
+      path: item,
+      summary: `Delete a ${what}; answers with the deleted ${what}`,
+      tag: o.tag,
+      auth: 'workspace',
+      params,
+      response: o.output,
+      errors: [404, 409],
+    }),
+  };
+}
+
+/** `{<param>: string}` path parameters, typed by the parameter's name. */
+export function nameParams<P extends string>(param: P) {
+  return z.object({ [param]: z.string() } as { [K in P]: z.ZodString });
+}
+
+export function revisionsRoute<P extends string, R extends z.ZodType>(o: {
+  path: string;
+  param: P;
+  singular: string;
+  tag: string;
+  response: R;
+}) {
+  return defineRoute({
+    operationId: `list${o.singular}Revisions`,
+    method: 'get',
+    path: `${o.path}/{${o.param}}/revisions`,
+    summary: `Revisions of a ${o.singular.toLowerCase()}, newest first`,
+    tag: o.tag,
+    auth: 'workspace',
+    params: nameParams(o.param),
+    response: z.array(o.response),
+    errors: [404],
+  });
+}
