@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -124,6 +124,13 @@ describe('PUT/GET/DELETE /filesystem/{path} (reference §1.2)', () => {
     const r2 = await fetch(`${t.base}/filesystem/up/none.bin`, { method: 'PUT', body: none });
     expect(r2.status).toBe(400);
     expect(await r2.json()).toEqual({ error: expect.stringMatching(/file/) });
+    const badPerm = new FormData();
+    badPerm.append('permissions', '99');
+    badPerm.append('file', new Blob(['x']), 'x');
+    expect((await fetch(`${t.base}/filesystem/up/bad.bin`, { method: 'PUT', body: badPerm })).status).toBe(
+      400,
+    );
+    expect(readdirSync(join(t.wd, 'up'))).toEqual(['big.bin']); // no temp file left behind
   });
 
   it('deletes files; directories need recursive=true (422 otherwise); 404 when missing', async () => {
@@ -143,6 +150,11 @@ describe('PUT/GET/DELETE /filesystem/{path} (reference §1.2)', () => {
     const enc = encodeURIComponent(abs);
     expect((await call(t.base, 'GET', `/filesystem/${enc}`)).body.content).toBe('abs');
     expect((await call(t.base, 'GET', `/filesystem${enc}`)).body.content).toBe('abs');
+    const put = await call(t.base, 'PUT', `/filesystem${encodeURIComponent(join(t.root, 'abs2.txt'))}`, {
+      content: 'two',
+    });
+    expect(put.body).toEqual({ message: 'File created successfully', path: join(t.root, 'abs2.txt') });
+    expect(readFileSync(join(t.root, 'abs2.txt'), 'utf8')).toBe('two');
     await call(t.base, 'PUT', '/filesystem/~/notes.txt', { content: 'home' });
     expect(readFileSync(join(t.root, 'home/notes.txt'), 'utf8')).toBe('home');
   });

@@ -1,7 +1,7 @@
 // /filesystem/{path} and /filesystem/tree/{path} (reference sandbox-api.md §1.2; spec "Sandbox
 // API" tree shape). Tree routes are registered first, so `tree/…` never reaches /filesystem/*
 // (the reference's prefix-middleware quirk, §1.1 "Tree routes").
-import { stat, readFile, rename, chmod, mkdir } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import type { Context, Hono } from 'hono';
 import { fileRequestSchema, treeRequestSchema } from '@tarmac/contract';
@@ -79,12 +79,12 @@ export function filesystemRoutes(app: Hono, ctx: PathContext): void {
         `.upload-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`,
       );
       const { fields, file } = await receiveMultipart(c.req.raw, tmp);
-      if (!file) throw badRequest('invalid request body: missing file part');
-      const mode = parsePermissions(fields.permissions, 0o644);
       try {
-        await chmod(tmp, mode);
+        if (!file) throw badRequest('invalid request body: missing file part');
+        await chmod(tmp, parsePermissions(fields.permissions, 0o644));
         await rename(tmp, path);
       } catch (err) {
+        await unlink(tmp).catch(() => undefined);
         throw fsError(err, path);
       }
       return c.json({ message: 'File uploaded successfully', path });
