@@ -77,7 +77,7 @@ describe.skipIf(missing !== null)(`volumes${missing ? ` (skipped: ${missing})` :
     );
     await createSandbox(p!, 'vol-r', mount(true));
     expect((await exec(p!, 'vol-r', 'cat /data/note')).stdout?.trim()).toBe('keep-me');
-    const denied = await exec(p!, 'vol-r', 'echo x > /data/other 2>&1; echo exit=$?');
+    const denied = await exec(p!, 'vol-r', "sh -c 'echo x > /data/other' 2>&1; echo exit=$?");
     expect(denied.stdout).toMatch(/Read-only file system/);
     await deleteSandbox(p!, 'vol-r');
     await createSandbox(p!, 'vol-again', mount());
