@@ -1,3 +1,4 @@
+import { computeRoutes as r } from '@tarmac/contract';
 import type { TarmacClient } from '../client.js';
 import { NotFoundError } from '../http/errors.js';
 import type { PreviewResource, PreviewTokenResource } from './types.js';
@@ -25,22 +26,22 @@ export class SandboxPreviews {
     private readonly sandbox: string,
   ) {}
 
-  private path(preview?: string, rest = '') {
-    const base = `/v0/sandboxes/${encodeURIComponent(this.sandbox)}/previews`;
-    return preview ? `${base}/${encodeURIComponent(preview)}${rest}` : base;
+  private params(previewName: string) {
+    return { sandboxName: this.sandbox, previewName };
   }
 
-  async list(): Promise<PreviewResource[]> {
-    return this.client.paginatePath<PreviewResource>(this.path()).all();
+  list(): Promise<PreviewResource[]> {
+    return this.client.paginate(r.listPreviews, { params: { sandboxName: this.sandbox } }).all();
   }
   get(name: string): Promise<PreviewResource> {
-    return this.client.call('GET', this.path(name));
+    return this.client.request(r.getPreview, { params: this.params(name) });
   }
   create(options: PreviewCreateOptions): Promise<PreviewResource> {
     const { name, force, expires, ...spec } = options;
-    return this.client.call('POST', this.path(), {
-      query: force ? { force: true } : {},
-      json: { metadata: { name }, spec: { ...spec, ...(expires ? { expires: iso(expires) } : {}) } },
+    return this.client.request(r.createPreview, {
+      params: { sandboxName: this.sandbox },
+      query: force ? { force: 'true' } : {},
+      body: { metadata: { name }, spec: { ...spec, ...(expires ? { expires: iso(expires) } : {}) } },
     });
   }
   async createIfNotExists(options: PreviewCreateOptions): Promise<PreviewResource> {
@@ -52,21 +53,22 @@ export class SandboxPreviews {
     }
   }
   delete(name: string): Promise<PreviewResource> {
-    return this.client.call('DELETE', this.path(name));
+    return this.client.request(r.deletePreview, { params: this.params(name) });
   }
 
-  /** Tokens for private previews; `spec.token` is returned at creation. */
+  /** Tokens for private previews; `spec.token` is returned only at creation. */
   tokens(preview: string) {
-    const path = (token?: string) =>
-      this.path(preview, `/tokens${token ? `/${encodeURIComponent(token)}` : ''}`);
+    const params = this.params(preview);
     return {
-      create: (expiresAt: Date | string, name = `token-${Date.now()}`): Promise<PreviewTokenResource> =>
-        this.client.call('POST', path(), {
-          json: { metadata: { name }, spec: { expiresAt: iso(expiresAt) } },
+      create: (expiresAt: Date | string, name?: string): Promise<PreviewTokenResource> =>
+        this.client.request(r.createPreviewToken, {
+          params,
+          body: { ...(name ? { metadata: { name } } : {}), spec: { expiresAt: iso(expiresAt) ?? '' } },
         }),
       list: (): Promise<PreviewTokenResource[]> =>
-        this.client.paginatePath<PreviewTokenResource>(path()).all(),
-      delete: (name: string): Promise<unknown> => this.client.call('DELETE', path(name)),
+        this.client.paginate(r.listPreviewTokens, { params }).all(),
+      delete: (tokenName: string): Promise<{ message: string }> =>
+        this.client.request(r.deletePreviewToken, { params: { ...params, tokenName } }),
     };
   }
 }

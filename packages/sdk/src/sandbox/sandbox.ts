@@ -1,8 +1,8 @@
+import { computeRoutes, type RouteQueryInput } from '@tarmac/contract';
 import type { TarmacClient } from '../client.js';
 import { ConflictError, NotFoundError, TarmacError, TarmacTimeoutError } from '../http/errors.js';
 import type { PageIterator } from '../http/pages.js';
 import { sleep } from '../http/retry.js';
-import type { QueryValue } from '../http/route-url.js';
 import { SandboxHttp } from './data-plane.js';
 import { defaultClient } from './default-client.js';
 import { SandboxFilesystem } from './filesystem.js';
@@ -12,19 +12,11 @@ import { SandboxSessions, type SandboxSession } from './sessions.js';
 import { SandboxTerminal } from './terminal.js';
 import { sandboxBody, type SandboxCreateOptions, type SandboxResource } from './types.js';
 
-const PATH = '/v0/sandboxes';
-const named = (name: string) => `${PATH}/${encodeURIComponent(name)}`;
+const r = computeRoutes;
 /** Statuses after which a sandbox will never become DEPLOYED. */
 const DEAD = new Set(['FAILED', 'TERMINATED', 'TERMINATING', 'DELETING', 'DEACTIVATED']);
 
-export interface SandboxListQuery {
-  limit?: number;
-  sort?: string;
-  q?: string;
-  status?: string[];
-  showTerminated?: boolean;
-  [key: string]: QueryValue;
-}
+export type SandboxListQuery = Partial<RouteQueryInput<typeof computeRoutes.listSandboxes>>;
 
 /**
  * A sandbox: its management record plus clients for its own API (`fs`, `process`, `terminal`,
@@ -75,7 +67,7 @@ export class Sandbox {
   }
 
   static async create(options: SandboxCreateOptions = {}, client = defaultClient()): Promise<Sandbox> {
-    const resource = await client.call<SandboxResource>('POST', PATH, { json: sandboxBody(options) });
+    const resource = await client.request(r.createSandbox, { body: sandboxBody(options) });
     return new Sandbox(resource, client);
   }
 
@@ -84,9 +76,9 @@ export class Sandbox {
     const deadline = Date.now() + 30_000;
     for (;;) {
       try {
-        const resource = await client.call<SandboxResource>('POST', PATH, {
-          json: sandboxBody(options),
-          query: { createIfNotExist: true },
+        const resource = await client.request(r.createSandbox, {
+          body: sandboxBody(options),
+          query: { createIfNotExist: 'true' },
         });
         return new Sandbox(resource, client);
       } catch (error) {
@@ -98,15 +90,15 @@ export class Sandbox {
   }
 
   static async get(name: string, client = defaultClient()): Promise<Sandbox> {
-    return new Sandbox(await client.call<SandboxResource>('GET', named(name)), client);
+    return new Sandbox(await client.request(r.getSandbox, { params: { sandboxName: name } }), client);
   }
 
   static list(query: SandboxListQuery = {}, client = defaultClient()): PageIterator<Sandbox> {
-    return client.paginatePath<SandboxResource>(PATH, query).map((r) => new Sandbox(r, client));
+    return client.paginate(r.listSandboxes, { query }).map((record) => new Sandbox(record, client));
   }
 
   static async delete(name: string, client = defaultClient()): Promise<SandboxResource> {
-    return client.call<SandboxResource>('DELETE', named(name));
+    return client.request(r.deleteSandbox, { params: { sandboxName: name } });
   }
 
   /** A sandbox reached through a session's preview URL and token (e.g. handed to a browser). */
@@ -119,7 +111,7 @@ export class Sandbox {
   }
 
   async refresh(): Promise<this> {
-    this.resource = await this.client.call<SandboxResource>('GET', named(this.name));
+    this.resource = await this.client.request(r.getSandbox, { params: { sandboxName: this.name } });
     return this;
   }
 

@@ -1,57 +1,20 @@
-import type { CoreEvent, DeploymentStatus, Metadata } from '@tarmac/contract';
+import type {
+  Env,
+  Preview,
+  PreviewToken,
+  RouteBodyInput,
+  Sandbox as SandboxRecord,
+  computeRoutes,
+} from '@tarmac/contract';
 
-/**
- * Sandbox and preview resources as the management API returns them (spec "Sandbox", "Sandbox
- * preview"; reference §2.6). Written here until the resource catalogue's schemas land in the
- * contract; then these become aliases of the contract's types.
- */
-export interface SandboxPort {
-  name?: string;
-  target: number;
-  protocol?: string;
-}
-export interface SandboxEnv {
-  name: string;
-  value: string;
-  secret?: boolean;
-}
-export interface SandboxRuntime {
-  image?: string;
-  /** MB; CPU share is memory / 2048 cores. */
-  memory?: number;
-  ports?: SandboxPort[];
-  envs?: SandboxEnv[];
-  /** Max age, e.g. `30m`, `24h`, `7d`. */
-  ttl?: string;
-  expires?: string;
-  terminationGracePeriodSeconds?: number;
-  extraArgs?: Record<string, string>;
-}
-export interface SandboxSpec {
-  enabled?: boolean;
-  region?: string;
-  vpc?: string;
-  runtime?: SandboxRuntime;
-  volumes?: { name: string; mountPath: string; readOnly?: boolean }[];
-  lifecycle?: {
-    expirationPolicies?: { type: string; value: string; action: string }[];
-    terminatedRetention?: string;
-  };
-  network?: Record<string, unknown>;
-}
-export interface SandboxResource {
-  metadata: Metadata;
-  spec: SandboxSpec;
-  status: DeploymentStatus | 'TERMINATING';
-  state?: 'RUNNING' | 'STANDBY';
-  events: CoreEvent[];
-  expiresIn?: number;
-  lastUsedAt?: string;
-}
-export interface SandboxCreateBody {
-  metadata: { name?: string; displayName?: string; labels?: Record<string, string>; externalId?: string };
-  spec: SandboxSpec;
-}
+/** Sandbox and preview resources: the contract's types (packages/contract resources/). */
+export type SandboxResource = SandboxRecord;
+export type SandboxCreateBody = RouteBodyInput<typeof computeRoutes.createSandbox>;
+export type SandboxSpecInput = SandboxCreateBody['spec'];
+export type SandboxPort = NonNullable<NonNullable<SandboxSpecInput['runtime']>['ports']>[number];
+export type SandboxEnv = Env;
+export type PreviewResource = Preview;
+export type PreviewTokenResource = PreviewToken;
 
 /** The short form of `Sandbox.create` (reference sandbox-api.md §2.4). */
 export interface SandboxCreateOptions {
@@ -65,39 +28,9 @@ export interface SandboxCreateOptions {
   region?: string;
   labels?: Record<string, string>;
   externalId?: string;
-  volumes?: SandboxSpec['volumes'];
-  lifecycle?: SandboxSpec['lifecycle'];
-  network?: SandboxSpec['network'];
-}
-
-export interface PreviewResource {
-  metadata: {
-    name: string;
-    displayName?: string;
-    resourceName?: string;
-    resourceType?: string;
-    workspace?: string;
-    createdAt?: string;
-    updatedAt?: string;
-  };
-  spec: {
-    port: number;
-    public?: boolean;
-    prefixUrl?: string;
-    customDomain?: string;
-    requestHeaders?: Record<string, string>;
-    responseHeaders?: Record<string, string>;
-    ttl?: string;
-    expires?: string;
-    region?: string;
-    url?: string;
-  };
-  status?: string;
-  events?: CoreEvent[];
-}
-export interface PreviewTokenResource {
-  metadata: { name: string; previewName?: string; resourceName?: string; workspace?: string };
-  spec: { expiresAt: string; token?: string; expired?: boolean };
+  volumes?: SandboxSpecInput['volumes'];
+  lifecycle?: SandboxSpecInput['lifecycle'];
+  network?: SandboxSpecInput['network'];
 }
 
 /** Converts the short form into the `{metadata, spec}` body. */
@@ -105,7 +38,7 @@ export function sandboxBody(options: SandboxCreateOptions): SandboxCreateBody {
   const envs = Array.isArray(options.envs)
     ? options.envs
     : Object.entries(options.envs ?? {}).map(([name, value]) => ({ name, value }));
-  const runtime: SandboxRuntime = {
+  const runtime: NonNullable<SandboxSpecInput['runtime']> = {
     ...(options.image ? { image: options.image } : {}),
     ...(options.memory ? { memory: options.memory } : {}),
     ...(options.ports?.length
