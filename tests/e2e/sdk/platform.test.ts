@@ -203,6 +203,7 @@ describe('sandboxes, previews, tokens and sessions (management plane)', () => {
     );
     expect((await sandbox.previews.get('web')).spec.port).toBe(8000);
     const priv = await sandbox.previews.create({ name: 'priv', port: 8000, public: false });
+    expect(priv.spec.public).toBe(false);
     const token = await sandbox.previews.tokens('priv').create(new Date(Date.now() + 3600_000));
     expect(token.spec.token).toBeTruthy();
     expect((await sandbox.previews.tokens('priv').list()).map((t) => t.metadata.name)).toContain(
