@@ -32,6 +32,18 @@ export function workspacesRepository(db: Kysely<Database>) {
       return r && workspaceFrom(r);
     },
 
+    /** Up to `limit` workspace names of an account, by name: a cheap "is there exactly one?" for auth. */
+    async namesOfAccount(accountId: string, limit: number): Promise<string[]> {
+      const rows = await db
+        .selectFrom('workspaces')
+        .select('name')
+        .where('account_id', '=', accountId)
+        .orderBy('name')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => r.name);
+    },
+
     async update(
       name: string,
       patch: {

@@ -25,7 +25,12 @@ async function serviceAccount(t: TestPlatform, role: 'admin' | 'member' = 'membe
 describe.each(testDatabases(process.env))('authentication and workspaces on $name', (db) => {
   let t: Platform;
   let now = Date.now();
-  afterEach(async () => t.dispose());
+  afterEach(async () => {
+    // Dispose once: a test that failed before opening its platform must not dispose the last one again.
+    const opened = t;
+    t = undefined as unknown as Platform;
+    await opened?.dispose();
+  });
   const open = async (ttl?: number) => {
     now = Date.now();
     t = await openTestPlatform(db, { now: () => now, ...(ttl ? { accessTokenTtlSeconds: ttl } : {}) });

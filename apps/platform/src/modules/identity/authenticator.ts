@@ -49,17 +49,18 @@ export class MembershipWorkspaceResolver implements WorkspaceResolver {
 
   async resolve(principal: Principal, requested: string | undefined): Promise<WorkspaceAccess> {
     if (requested !== undefined) return this.named(principal, requested);
-    const memberships = await this.store.memberships.listForPrincipal(principal.id);
-    const isAccountAdmin = await this.store.accounts.isAdmin(principal.accountId, principal.id);
-    if (isAccountAdmin) {
-      const visible = await this.store.workspaces.listVisible(principal.id, { sort: 'name:asc', limit: 2 });
-      if (visible.items.length === 1) return this.named(principal, visible.items[0]!.name);
-    } else if (memberships.length === 1) {
-      const only = memberships[0]!;
-      return { name: only.workspace, accountId: only.accountId, role: only.role };
-    }
-    if (memberships.length === 0 && !isAccountAdmin) {
-      throw new ApiError('not_found', 'The caller belongs to no workspace');
+    // Few, cheap queries (this runs on every request that omits the workspace): an account admin sees
+    // every workspace of their account (and no other: users never join another account's workspace),
+    // so two names of the account answer; anyone else needs only their memberships.
+    if (await this.store.accounts.isAdmin(principal.accountId, principal.id)) {
+      const names = await this.store.workspaces.namesOfAccount(principal.accountId, 2);
+      if (names.length === 1) return { name: names[0]!, accountId: principal.accountId, role: 'admin' };
+      if (names.length === 0) throw new ApiError('not_found', 'The caller belongs to no workspace');
+    } else {
+      const memberships = await this.store.memberships.listForPrincipal(principal.id);
+      const only = memberships.length === 1 ? memberships[0]! : undefined;
+      if (only) return { name: only.workspace, accountId: only.accountId, role: only.role };
+      if (memberships.length === 0) throw new ApiError('not_found', 'The caller belongs to no workspace');
     }
     throw new ApiError(
       'workspace_required',

@@ -14,7 +14,12 @@ type ErrorBody = {
 
 describe.each(testDatabases(process.env))('request pipeline on $name', (db) => {
   let t: Platform;
-  afterEach(async () => t.dispose());
+  afterEach(async () => {
+    // Dispose once: a test that failed before opening its platform must not dispose the last one again.
+    const opened = t;
+    t = undefined as unknown as Platform;
+    await opened?.dispose();
+  });
 
   describe('versioning (spec "Versioning")', () => {
     it('applies 2026-04-16 when Service-Version is absent and echoes the applied version', async () => {
@@ -41,7 +46,10 @@ describe.each(testDatabases(process.env))('request pipeline on $name', (db) => {
       'rejects %s with 400 invalid_api_version naming it and the valid versions',
       async (version) => {
         t = await openTestPlatform(db);
-        for (const headers of [{ 'service-version': version }, { 'blaxel-version': version }]) {
+        for (const headers of [{ 'service-version': version }, { 'blaxel-version': version }] as Record<
+          string,
+          string
+        >[]) {
           const res = await t.request('/v0/workspaces', { headers });
           expect(res.status).toBe(400);
           const body = (await res.json()) as ErrorBody;

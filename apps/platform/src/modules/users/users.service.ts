@@ -116,6 +116,10 @@ export class UsersService {
     const at = this.now().toISOString();
     const user = await this.store.transaction(async (tx) => {
       const existing = await tx.principals.getUserByEmail(invitation.email);
+      // A user belongs to one account: the email may have joined another account since the invite.
+      if (existing && existing.accountId !== workspace.accountId) {
+        throw conflict(`${invitation.email} belongs to another account`);
+      }
       const row =
         existing ??
         (await tx.principals.create({

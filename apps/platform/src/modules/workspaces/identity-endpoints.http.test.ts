@@ -17,7 +17,12 @@ type ErrorBody = { error: string; code: number; message: string; details?: { fie
 
 describe.each(testDatabases(process.env))('identity endpoints on $name', (db) => {
   let t: Platform;
-  afterEach(async () => t.dispose());
+  afterEach(async () => {
+    // Dispose once: a test that failed before opening its platform must not dispose the last one again.
+    const opened = t;
+    t = undefined as unknown as Platform;
+    await opened?.dispose();
+  });
 
   it('GET /v0/accounts lists the caller’s account and whether they administer it', async () => {
     t = await openTestPlatform(db);
@@ -178,6 +183,30 @@ describe.each(testDatabases(process.env))('identity endpoints on $name', (db) =>
     expect(last.status).toBe(409);
     expect((await t.request(`/v0/users/${t.adminId}`, { method: 'DELETE' })).status).toBe(409);
     expect((await t.request('/v0/users/nobody@example.com', { method: 'DELETE' })).status).toBe(404);
+  });
+
+  it('an invitation cannot pull a user of another account into the workspace (409)', async () => {
+    t = await openTestPlatform(db);
+    const other = await t.addAccount({ workspace: 'theirs' });
+    const invite = async (key: string, workspace: string) =>
+      (
+        await t.json<{ invitationToken: string }>('/v0/users', {
+          key,
+          workspace,
+          method: 'POST',
+          body: { email: 'eve@example.com' },
+        })
+      ).body.invitationToken;
+    const ours = await invite(t.adminKey, 'default');
+    const theirs = await invite(other.apiKey, 'theirs');
+    const accept = (token: string) =>
+      t.json<ErrorBody>('/v0/invitations/accept', { key: null, method: 'POST', body: { token } });
+    expect((await accept(theirs)).status).toBe(200);
+    const refused = await accept(ours);
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toContain('another account');
+    const users = await t.json<{ email: string }[]>('/v0/users', { workspace: 'default' });
+    expect(users.body.map((u) => u.email)).not.toContain('eve@example.com');
   });
 
   it('service accounts: create (secret once), list, update, delete; snake_case shapes of §1.14', async () => {

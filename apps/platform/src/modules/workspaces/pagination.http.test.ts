@@ -55,7 +55,12 @@ async function pageAll<T>(t: TestPlatform, path: string, key: (item: T) => strin
 describe.each(testDatabases(process.env))('management list pagination on $name', (db) => {
   let t: Platform;
   let now = Date.now();
-  afterEach(async () => t.dispose());
+  afterEach(async () => {
+    // Dispose once: a test that failed before opening its platform must not dispose the last one again.
+    const opened = t;
+    t = undefined as unknown as Platform;
+    await opened?.dispose();
+  });
   const open = async () => {
     now = Date.now();
     t = await openTestPlatform(db, { now: () => now });
@@ -77,7 +82,7 @@ describe.each(testDatabases(process.env))('management list pagination on $name',
     const all = await pageAll<{ client_id: string }>(t, '/v0/service_accounts?limit=7', (s) => s.client_id);
     expect(all).toHaveLength(55);
     expect(new Set(all).size).toBe(55);
-  });
+  }, 60_000);
 
   it('limit: 1 to 200; 0, 201 and non-integers are 400 naming query.limit', async () => {
     await open();
@@ -261,5 +266,5 @@ describe.each(testDatabases(process.env))('management list pagination on $name',
       { numRuns: 15, seed: 20260428 },
     );
     expect(initial).toHaveLength(12);
-  });
+  }, 120_000);
 });

@@ -1,0 +1,169 @@
+// Cost of the management request pipeline — API-key auth, JWT auth, version and workspace
+// resolution — over a bare route of the same Hono app, in-process with app.request() (no sockets).
+// Each scenario hits a trivial handler mounted through the same mountRoute; the only difference is
+// what the pipeline does before the handler. Reported per request: median µs and the added µs over
+// the bare route (and the ratio), with the spread (min..max) over rounds. Target: < 300 µs added.
+//
+//   node --import tsx bench/api-overhead.ts               (SQLite, the default store)
+//   TARMAC_BENCH_DATABASE_URL=postgres://… node --import tsx bench/api-overhead.ts
+import { defineRoute } from '@tarmac/contract';
+import { buildApp } from '@tarmac/platform';
+import { CursorCodec, mountRoute, type RouteDeps } from '@tarmac/server-kit';
+import { openStore } from '@tarmac/store';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { z } from 'zod';
+import { bootstrap } from '../apps/platform/src/bootstrap.js';
+import {
+  BearerAuthenticator,
+  MembershipWorkspaceResolver,
+} from '../apps/platform/src/modules/identity/authenticator.js';
+import {
+  generateSigningJwk,
+  JwtService,
+  signingKeyFromJwk,
+} from '../apps/platform/src/modules/identity/jwt.js';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 9);
+const ITERATIONS = Number(process.env.ITERATIONS ?? 2000);
+const WARMUP = 500;
+
+const dir = mkdtempSync(join(tmpdir(), 'tarmac-bench-'));
+const pgUrl = process.env.TARMAC_BENCH_DATABASE_URL;
+const schema = `bench_${randomBytes(4).toString('hex')}`;
+const store = await openStore(
+  pgUrl ? { databaseUrl: pgUrl, schema } : { databaseUrl: join(dir, 'tarmac.db') },
+);
+const now = () => new Date();
+const identity = await bootstrap(store, { mintKey: true, now });
+const signingKey = await signingKeyFromJwk(await generateSigningJwk());
+const cursorSecret = new Uint8Array(randomBytes(32));
+// Logs are written (serialised) as in production, to a sink, so their cost is in every scenario.
+const logger = pino({ level: 'info' }, { write: () => {} });
+const app = buildApp({
+  store,
+  logger,
+  signingKey,
+  cursorSecret,
+  apiUrl: () => 'http://bench',
+  version: 'bench',
+});
+
+// The same dependencies buildApp gives its routes, to mount the benchmark's trivial routes.
+const jwt = new JwtService(signingKey, 'tarmac');
+const deps: RouteDeps = {
+  authenticator: new BearerAuthenticator(store, jwt),
+  workspaces: new MembershipWorkspaceResolver(store),
+  cursors: new CursorCodec(cursorSecret),
+};
+const ok = z.object({ ok: z.boolean() });
+const route = (path: string, auth: 'public' | 'principal' | 'workspace') =>
+  defineRoute({ operationId: path, method: 'get', path, summary: '', tag: 'bench', auth, response: ok });
+mountRoute(app, deps, route('/bench/bare', 'public'), async () => ({ ok: true }));
+mountRoute(app, deps, route('/bench/principal', 'principal'), async () => ({ ok: true }));
+mountRoute(app, deps, route('/bench/workspace', 'workspace'), async () => ({ ok: true }));
+
+// A service account's JWT, issued by the real token endpoint.
+const sa = (await (
+  await app.request('/v0/service_accounts', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${identity.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'bench' }),
+  })
+).json()) as { client_id: string; client_secret: string };
+const token = (await (
+  await app.request('/oauth/token', {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${sa.client_id}:${sa.client_secret}`).toString('base64')}`,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ grant_type: 'client_credentials' }),
+  })
+).json()) as { access_token: string };
+
+const key = identity.apiKey!;
+const scenarios: Record<string, { path: string; headers: Record<string, string> }> = {
+  bare: { path: '/bench/bare', headers: {} },
+  'api key': { path: '/bench/principal', headers: { authorization: `Bearer ${key}` } },
+  'api key + version + workspace': {
+    path: '/bench/workspace?workspace=default',
+    headers: { authorization: `Bearer ${key}`, 'service-version': '2026-04-28' },
+  },
+  'api key + implied workspace': { path: '/bench/workspace', headers: { authorization: `Bearer ${key}` } },
+  jwt: { path: '/bench/principal', headers: { authorization: `Bearer ${token.access_token}` } },
+  'jwt + version + workspace (X-Blaxel-*)': {
+    path: '/bench/workspace',
+    headers: {
+      'x-blaxel-authorization': `Bearer ${token.access_token}`,
+      'blaxel-version': '2026-04-28',
+      'x-blaxel-workspace': 'default',
+    },
+  },
+};
+
+async function run(path: string, headers: Record<string, string>, n: number): Promise<number> {
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) {
+    const res = await app.request(`http://bench${path}`, { headers });
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    await res.arrayBuffer();
+  }
+  return Number(process.hrtime.bigint() - started) / 1000 / n; // µs per request
+}
+
+for (const { path, headers } of Object.values(scenarios)) await run(path, headers, WARMUP);
+const samples: Record<string, number[]> = Object.fromEntries(Object.keys(scenarios).map((k) => [k, []]));
+const added: Record<string, number[]> = Object.fromEntries(Object.keys(scenarios).map((k) => [k, []]));
+for (let round = 0; round < ROUNDS; round++) {
+  // Interleaved, and the bare baseline measured in each round, so drift hits all scenarios alike.
+  const bare = await run(scenarios.bare!.path, scenarios.bare!.headers, ITERATIONS);
+  samples.bare!.push(bare);
+  for (const [name, { path, headers }] of Object.entries(scenarios)) {
+    if (name === 'bare') continue;
+    const us = await run(path, headers, ITERATIONS);
+    samples[name]!.push(us);
+    added[name]!.push(us - bare);
+  }
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+const f = (x: number) => x.toFixed(1).padStart(7);
+const bareMedian = median(samples.bare!);
+console.log(
+  `api-overhead: ${pgUrl ? 'PostgreSQL' : 'SQLite'}, ${ROUNDS} rounds x ${ITERATIONS} requests, app.request() in-process\n`,
+);
+console.log(
+  'scenario                                   µs/req (min..max)          added µs (min..max)   ratio',
+);
+for (const name of Object.keys(scenarios)) {
+  const xs = samples[name]!;
+  const line = `${name.padEnd(40)} ${f(median(xs))} (${f(Math.min(...xs))}..${f(Math.max(...xs))})`;
+  if (name === 'bare') {
+    console.log(`${line}   baseline`);
+    continue;
+  }
+  const ad = added[name]!;
+  console.log(
+    `${line}   ${f(median(ad))} (${f(Math.min(...ad))}..${f(Math.max(...ad))})   ${(median(xs) / bareMedian).toFixed(2)}x`,
+  );
+}
+const worst = Math.max(
+  ...Object.entries(added)
+    .filter(([k]) => k !== 'bare')
+    .map(([, xs]) => median(xs)),
+);
+console.log(
+  `\nlargest median added cost: ${worst.toFixed(1)} µs per request (target < 300 µs): ${worst < 300 ? 'OK' : 'OVER'}`,
+);
+
+if (pgUrl) await store.db.schema.dropSchema(schema).cascade().execute();
+await store.close();
+rmSync(dir, { recursive: true, force: true });
