@@ -6,7 +6,8 @@
 //   - 1 MiB and 100 MiB write (multipart PUT /filesystem) and read (GET ?download=true) vs a bare
 //     server streaming the body to a file and the file back;
 //   - a 1,000-file tree write (PUT /filesystem/tree) vs a bare server writing the same files.
-// Prints medians with spreads (p10–p90, and p99 for exec). Run: node --import tsx bench/sandbox-api.ts
+// Prints medians with spreads (p10–p90, p99). Run from the repo root:
+//   node --conditions source --import tsx bench/sandbox-api.ts     (EXEC_RUNS=300 by default)
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
