@@ -351,4 +351,64 @@ describe.each(testDatabases(process.env))('supporting resources on $name', (db) 
       (await t.json<Json>('/v0/customdomains/app.example.com', { method: 'DELETE' })).body.metadata.name,
     ).toBe('app.example.com');
   });
+
+  it('expires a pending share after 7 days (410) and keeps connection secrets across a masked PUT', async () => {
+    let now = Date.now();
+    const clocked = await openTestPlatform(db, { now: () => now });
+    try {
+      await clocked.json('/v0/images', {
+        method: 'POST',
+        body: { resourceType: 'agents', name: 'late', image: 'ghcr.io/acme/late:1' },
+      });
+      const partner = await clocked.addAccount({ workspace: 'partner' });
+      const pending = await clocked.json<Json>('/v0/images/agents/late/share', {
+        method: 'POST',
+        body: { targetWorkspace: 'partner', targetAccountId: partner.accountId },
+      });
+      expect(pending.status).toBe(202);
+      now += 8 * 86_400_000;
+      const gone = await clocked.json<ErrorBody>(`/v0/pending-image-shares/${pending.body.id}/accept`, {
+        method: 'POST',
+        key: partner.apiKey,
+      });
+      expect(gone.status).toBe(410);
+      expect(gone.body.error).toBe('gone');
+
+      await clocked.json('/v0/integrations/connections', { method: 'POST', body: connection('gh') });
+      const stored = await clocked.store.resources.get<Json>('default', 'integration-connection', 'gh');
+      const read = await clocked.json<Json>('/v0/integrations/connections/gh');
+      const put = await clocked.json<Json>('/v0/integrations/connections/gh', {
+        method: 'PUT',
+        body: {
+          metadata: read.body.metadata,
+          spec: { ...read.body.spec, secret: { ...read.body.spec.secret, CLIENT_ID: 'new-id' } },
+        },
+      });
+      expect(put.status).toBe(200);
+      const after = await clocked.store.resources.get<Json>('default', 'integration-connection', 'gh');
+      // The masked values were kept as stored (same ciphertext); the changed one was sealed anew.
+      expect(after!.spec.secret.CLIENT_SECRET).toBe(stored!.spec.secret.CLIENT_SECRET);
+      expect(after!.spec.secret.REFRESH_TOKEN).toBe(stored!.spec.secret.REFRESH_TOKEN);
+      expect(after!.spec.secret.CLIENT_ID).not.toBe(stored!.spec.secret.CLIENT_ID);
+      expect(after!.spec.secret.CLIENT_ID).toMatch(/^sealed:v1:/);
+    } finally {
+      await clocked.dispose();
+    }
+  });
+
+  it("hides another workspace's resources (404) and lets only admins share images (403)", async () => {
+    await register('agents', 'mine', 'ghcr.io/acme/mine:1');
+    await t.json('/v0/integrations/connections', { method: 'POST', body: connection('gh') });
+    const outsider = await t.addAccount({ workspace: 'elsewhere' });
+    expect((await t.json('/v0/images/agents/mine', { key: outsider.apiKey })).status).toBe(404);
+    expect((await t.json('/v0/integrations/connections/gh', { key: outsider.apiKey })).status).toBe(404);
+    expect((await t.json<Json[]>('/v0/images', { key: outsider.apiKey })).body).toEqual([]);
+    const member = await t.addUser({ role: 'member' });
+    const denied = await t.json('/v0/images/agents/mine/share', {
+      method: 'POST',
+      body: { targetWorkspace: 'elsewhere', targetAccountId: outsider.accountId },
+      key: member.apiKey,
+    });
+    expect(denied.status).toBe(403);
+  });
 });
