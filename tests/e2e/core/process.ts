@@ -1,0 +1,57 @@
+// Helpers for core e2e tests that start the platform in ways startPlatform does not (through the
+// CLI binary, without --port/--home, on another host address).
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Credentials } from '../support/platform.js';
+
+export interface Spawned {
+  output(): string;
+  exited: Promise<number>;
+  stop(signal?: NodeJS.Signals): Promise<number>;
+}
+
+export function spawnNode(args: string[], env: Record<string, string | undefined>): Spawned {
+  const child = spawn(process.execPath, args, {
+    // An `undefined` value removes the variable (e.g. TARMAC_HOME for the ~/.tarmac default).
+    env: Object.fromEntries(
+      Object.entries({ ...process.env, TARMAC_LOG_LEVEL: 'warn', ...env }).filter(([, v]) => v !== undefined),
+    ),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? (signal === 'SIGKILL' ? 137 : 143))),
+  );
+  return {
+    output: () => output,
+    exited,
+    stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Waits until `url/health` answers and `home/credentials.json` exists; returns the credentials. */
+export async function waitForPlatform(proc: Spawned, url: string, home: string): Promise<Credentials> {
+  const deadline = Date.now() + 60_000;
+  let exited = false;
+  void proc.exited.then(() => (exited = true));
+  for (;;) {
+    if (exited) throw new Error(`platform exited early:\n${proc.output()}`);
+    try {
+      if ((await fetch(`${url}/health`)).ok && existsSync(join(home, 'credentials.json'))) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await proc.stop('SIGKILL');
+      throw new Error(`platform did not become healthy at ${url}:\n${proc.output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return JSON.parse(readFileSync(join(home, 'credentials.json'), 'utf8')) as Credentials;
+}
