@@ -122,7 +122,14 @@ export class MetricsQueryEngine {
     const page = await this.metering.aggregate({ ...base, groupColumns: columns, after, limit: q.limit + 1 });
     const hasMore = page.length > q.limit;
     const groups = page.slice(0, q.limit);
-    const [total] = await this.metering.aggregate({ ...base, groupColumns: [] });
+    // One page holding every group: the total is their sum (saves a scan); else ask the store.
+    const total =
+      !hasMore && after === undefined
+        ? {
+            cost: groups.reduce((sum, g) => sum + g.cost, 0),
+            usage: groups.reduce((sum, g) => sum + g.usage, 0),
+          }
+        : (await this.metering.aggregate({ ...base, groupColumns: [] }))[0];
     const first = groups[0];
     const last = groups[groups.length - 1];
     const points =

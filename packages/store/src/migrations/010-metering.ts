@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, SqliteAdapter, type Kysely } from 'kysely';
 
 /**
  * Metering (apps/platform/src/metering/ARCHITECTURE.md): an append-only sample log keyed by an
@@ -28,6 +28,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .on('metering_samples')
     .columns(['account_id', 'start_at'])
     .execute();
+  // SQLite: WITHOUT ROWID clusters each rollup on its primary key, so a period range of one
+  // account is contiguous pages (no separate key index, no rowid lookups). PostgreSQL keeps a heap
+  // plus the key's B-tree.
+  const clustered = db.getExecutor().adapter instanceof SqliteAdapter;
   for (const table of ROLLUPS) {
     // The primary key leads with (account, period): every query is one account over a period range.
     await db.schema
@@ -49,11 +53,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         'resource_uuid',
         'dimension',
       ])
+      .$call((builder) => (clustered ? builder.modifyEnd(sql`without rowid`) : builder))
       .execute();
   }
-  // Resource-name grouping over a short window (hourly, 7 days) groups by these columns; the
-  // covering index lets SQLite aggregate without touching the table.
-  await sql`create index metering_hourly_by_resource on metering_hourly (account_id, workspace, resource_type, resource_name, period, dimension, quantity)`.execute(
-    db,
-  );
 }
