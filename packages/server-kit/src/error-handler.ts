@@ -17,6 +17,9 @@ export function handleError(err: Error, c: Context<ServerEnv>): Response {
     c.var.logger?.error({ err, requestId: c.var.requestId }, 'request failed');
   }
   if (apiError.status === 401) c.header('WWW-Authenticate', 'Bearer realm="tarmac"');
+  // The unread rest of a too-large body makes the connection unusable: say so, or a keep-alive
+  // client reuses it and its next request fails with "other side closed".
+  if (apiError.status === 413) c.header('Connection', 'close');
   const body: ManagementErrorBody & Record<string, unknown> = {
     ...apiError.extra,
     error: apiError.code,

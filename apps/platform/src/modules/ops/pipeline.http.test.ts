@@ -121,6 +121,8 @@ describe.each(testDatabases(process.env))('request pipeline on $name', (db) => {
         body: big,
       });
       expect(tooLarge.status).toBe(413);
+      // The unread body leaves the connection unusable: keep-alive clients must not reuse it.
+      expect(tooLarge.headers.get('connection')).toBe('close');
       expect(tooLarge.body).toMatchObject({ error: 'payload_too_large', code: 413 });
       const names = (await t.json<{ name: string }[]>('/v0/workspaces')).body.map((w) => w.name);
       expect(names).toEqual(['default']);

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { baseUrl, ConfigError, resolveConfig } from './config.js';
+
+// Issue "Platform core" §2: one listener, default port 8080, --port, --host; data under TARMAC_HOME
+// (default ~/.tarmac, --home); PostgreSQL with TARMAC_DATABASE_URL (§3).
+describe('resolveConfig', () => {
+  const base = { flags: {}, env: {}, homedir: '/home/ada' };
+
+  it('defaults: port 8080 on 127.0.0.1, data in ~/.tarmac, SQLite', () => {
+    expect(resolveConfig(base)).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      home: '/home/ada/.tarmac',
+      databaseUrl: undefined,
+    });
+  });
+
+  it('flags win over the environment, which wins over defaults', () => {
+    const env = { TARMAC_HOME: '/srv/tarmac', TARMAC_PORT: '9000', TARMAC_HOST: '0.0.0.0' };
+    expect(resolveConfig({ ...base, env })).toMatchObject({
+      home: '/srv/tarmac',
+      port: 9000,
+      host: '0.0.0.0',
+    });
+    expect(resolveConfig({ ...base, env, flags: { home: '/tmp/h', port: '0', host: '::1' } })).toMatchObject({
+      home: '/tmp/h',
+      port: 0,
+      host: '::1',
+    });
+  });
+
+  it('takes a postgres:// TARMAC_DATABASE_URL and refuses other URLs', () => {
+    const url = 'postgres://u:p@db:5432/tarmac';
+    expect(resolveConfig({ ...base, env: { TARMAC_DATABASE_URL: url } }).databaseUrl).toBe(url);
+    expect(() => resolveConfig({ ...base, env: { TARMAC_DATABASE_URL: 'mysql://x' } })).toThrow(ConfigError);
+  });
+
+  it.each(['-1', '65536', 'http', '80.5', ''])('refuses --port %j naming the flag', (port) => {
+    expect(() => resolveConfig({ ...base, flags: { port } })).toThrow(/--port/);
+  });
+
+  it('shows wildcard hosts as localhost and brackets IPv6 in the base URL', () => {
+    const config = resolveConfig(base);
+    expect(baseUrl({ ...config, host: '0.0.0.0' }, 8080)).toBe('http://localhost:8080');
+    expect(baseUrl({ ...config, host: '::1' }, 81)).toBe('http://[::1]:81');
+    expect(baseUrl({ ...config, publicUrl: 'https://tarmac.example.com/' }, 1)).toBe(
+      'https://tarmac.example.com',
+    );
+  });
+});
