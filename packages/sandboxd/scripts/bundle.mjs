@@ -1,7 +1,9 @@
-// Builds the sandboxd the engine injects at /.tarmac/sandboxd.mjs: every npm dependency inlined
-// (there is no node_modules in a sandbox) into dist/sandboxd.bundle.mjs plus lazily loaded chunks
-// in dist/lib/, and node-pty's native addon copied to dist/lib/pty.node. The engine copies lib/
-// next to the bundle to /.tarmac/lib/, where the bundle loads chunks and addon from.
+// Builds the sandboxd the engine injects at /.tarmac/sandboxd.mjs, with every npm dependency
+// inlined (there is no node_modules in a sandbox):
+//   dist/sandboxd.bundle.mjs  the daemon (~200 KB; zod/mini only, so a start compiles little)
+//   dist/lib/mcp.mjs          the MCP server (SDK, classic zod, tools), imported on the first /mcp
+//   dist/lib/pty.node         node-pty's prebuilt addon
+// The engine copies lib/ next to the bundle to /.tarmac/lib/, where the bundle loads both from.
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -27,7 +29,7 @@ const ptyBinary = {
         import { basename, dirname, join } from 'node:path';
         import { fileURLToPath } from 'node:url';
         export function requireBinary(file) {
-          // This code lands in the entry file or in a chunk under lib/: find lib/ from either.
+          // This code is in the entry file or in a file under lib/: find lib/ from either.
           const here = dirname(fileURLToPath(import.meta.url));
           const lib = basename(here) === 'lib' ? here : join(here, 'lib');
           return createRequire(import.meta.url)(join(lib, file));
@@ -36,17 +38,19 @@ const ptyBinary = {
   },
 };
 
-rmSync(join(pkg, 'dist/lib'), { recursive: true, force: true });
-rmSync(join(pkg, 'dist/sandboxd.bundle.mjs'), { force: true });
+// The daemon imports './server.js' from src/mcp/routes.ts lazily: point it at lib/mcp.mjs.
+const mcpAsSeparateFile = {
+  name: 'mcp-as-separate-file',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/server\.js$/ }, (args) =>
+      args.importer.endsWith(join('src', 'mcp', 'routes.ts'))
+        ? { path: './lib/mcp.mjs', external: true }
+        : undefined,
+    );
+  },
+};
 
-await build({
-  // One entry file plus lazily imported chunks in lib/ (MCP, terminal, multipart): the daemon
-  // compiles only what it needs to start.
-  entryPoints: { 'sandboxd.bundle': join(pkg, 'src/main.ts') },
-  outdir: join(pkg, 'dist'),
-  splitting: true,
-  chunkNames: 'lib/[name]-[hash]',
-  outExtension: { '.js': '.mjs' },
+const common = {
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -54,17 +58,30 @@ await build({
   conditions: ['source'],
   mainFields: ['module', 'main'],
   legalComments: 'none',
-  minify: true, // halves V8's compile time of the bundle at every sandbox start
-  keepNames: false,
+  minify: true, // roughly halves V8's compile time of the bundle at every sandbox start
   logLevel: 'warning',
-  plugins: [ptyBinary],
   // sandboxd uses only the sandbox-api schemas of the contract: leave the management plane's out.
   alias: { '@tarmac/contract': join(pkg, '../contract/src/sandbox-api/index.ts') },
-  // CommonJS dependencies call require() for node builtins; give the ESM bundle one.
+  // CommonJS dependencies call require() for node builtins; give the ESM output one.
   banner: {
     js: "import { createRequire as __tarmacCreateRequire } from 'node:module'; const require = __tarmacCreateRequire(import.meta.url);",
   },
-});
+};
+
+rmSync(join(pkg, 'dist/lib'), { recursive: true, force: true });
+await Promise.all([
+  build({
+    ...common,
+    entryPoints: [join(pkg, 'src/main.ts')],
+    outfile: join(pkg, 'dist/sandboxd.bundle.mjs'),
+    plugins: [ptyBinary, mcpAsSeparateFile],
+  }),
+  build({
+    ...common,
+    entryPoints: [join(pkg, 'src/mcp/server.ts')],
+    outfile: join(pkg, 'dist/lib/mcp.mjs'),
+  }),
+]);
 
 mkdirSync(join(pkg, 'dist/lib'), { recursive: true });
 copyFileSync(

@@ -1,5 +1,5 @@
 // Filesystem bodies of the sandbox API (reference sandbox-api.md §1.2; spec "Sandbox API" tree).
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 /** `permissions` is an octal string without a leading 0 ("644"); `lastModified` is RFC 3339. */
 export const sandboxFileSchema = z.object({
@@ -13,7 +13,7 @@ export const sandboxFileSchema = z.object({
 });
 export type SandboxFile = z.infer<typeof sandboxFileSchema>;
 
-export const sandboxFileWithContentSchema = sandboxFileSchema.extend({ content: z.string() });
+export const sandboxFileWithContentSchema = z.extend(sandboxFileSchema, { content: z.string() });
 export type SandboxFileWithContent = z.infer<typeof sandboxFileWithContentSchema>;
 
 export const sandboxSubdirectorySchema = z.object({ name: z.string(), path: z.string() });
@@ -28,12 +28,12 @@ export const sandboxDirectorySchema = z.object({
 export type SandboxDirectory = z.infer<typeof sandboxDirectorySchema>;
 
 /** Octal permissions as sent by clients: "644", "0644", "0o644". */
-export const permissionsSchema = z.string().regex(/^(0o?)?[0-7]{3,4}$/, 'invalid permissions');
+export const permissionsSchema = z.string().check(z.regex(/^(0o?)?[0-7]{3,4}$/, 'invalid permissions'));
 
 export const fileRequestSchema = z.object({
-  content: z.string().optional(),
-  isDirectory: z.boolean().optional(),
-  permissions: permissionsSchema.optional(),
+  content: z.optional(z.string()),
+  isDirectory: z.optional(z.boolean()),
+  permissions: z.optional(permissionsSchema),
 });
 export type FileRequest = z.infer<typeof fileRequestSchema>;
 
@@ -45,19 +45,21 @@ export const watchEventSchema = z.object({
   op: z.string(),
   name: z.string(),
   path: z.string(),
-  error: z.string().nullable(),
+  error: z.nullable(z.string()),
 });
 export type WatchEvent = z.infer<typeof watchEventSchema>;
 
+const entryType = z.enum(['file', 'directory']);
+
 export const findResponseSchema = z.object({
-  matches: z.array(z.object({ path: z.string(), type: z.enum(['file', 'directory']) })),
-  total: z.number().int(),
+  matches: z.array(z.object({ path: z.string(), type: entryType })),
+  total: z.int(),
 });
 export type FindResponse = z.infer<typeof findResponseSchema>;
 
 export const fuzzySearchResponseSchema = z.object({
-  matches: z.array(z.object({ path: z.string(), score: z.number(), type: z.enum(['file', 'directory']) })),
-  total: z.number().int(),
+  matches: z.array(z.object({ path: z.string(), score: z.number(), type: entryType })),
+  total: z.int(),
 });
 export type FuzzySearchResponse = z.infer<typeof fuzzySearchResponseSchema>;
 
@@ -66,40 +68,39 @@ export const contentSearchResponseSchema = z.object({
   matches: z.array(
     z.object({
       path: z.string(),
-      line: z.number().int(),
-      column: z.number().int(),
+      line: z.int(),
+      column: z.int(),
       text: z.string(),
-      context: z.string().optional(),
+      context: z.optional(z.string()),
     }),
   ),
-  total: z.number().int(),
+  total: z.int(),
 });
 export type ContentSearchResponse = z.infer<typeof contentSearchResponseSchema>;
 
 // S3-style multipart uploads (§1.2, "Multipart upload").
-export const multipartInitiateRequestSchema = z.object({ permissions: permissionsSchema.optional() });
+export const multipartInitiateRequestSchema = z.object({ permissions: z.optional(permissionsSchema) });
 export const multipartInitiateResponseSchema = z.object({ uploadId: z.string(), path: z.string() });
-export const multipartPartSchema = z.object({
-  partNumber: z.number().int(),
-  etag: z.string(),
-  size: z.number().int(),
-});
+export const multipartPartSchema = z.object({ partNumber: z.int(), etag: z.string(), size: z.int() });
+const uploadedPartSchema = z.extend(multipartPartSchema, { uploadedAt: z.string() });
 export const multipartCompleteRequestSchema = z.object({
-  parts: z.array(z.object({ partNumber: z.number().int().min(1).max(10000), etag: z.string() })).min(1),
+  parts: z
+    .array(z.object({ partNumber: z.int().check(z.minimum(1), z.maximum(10000)), etag: z.string() }))
+    .check(z.minLength(1)),
 });
 export type MultipartCompleteRequest = z.infer<typeof multipartCompleteRequestSchema>;
 export const multipartPartsResponseSchema = z.object({
   uploadId: z.string(),
-  parts: z.array(multipartPartSchema.extend({ uploadedAt: z.string() })),
+  parts: z.array(uploadedPartSchema),
 });
 export const multipartUploadsResponseSchema = z.object({
   uploads: z.array(
     z.object({
       uploadId: z.string(),
       path: z.string(),
-      permissions: z.number().int(),
+      permissions: z.int(),
       initiatedAt: z.string(),
-      parts: z.record(z.string(), multipartPartSchema.extend({ uploadedAt: z.string() })),
+      parts: z.record(z.string(), uploadedPartSchema),
     }),
   ),
 });

@@ -1,22 +1,22 @@
 // Process bodies of the sandbox API (reference sandbox-api.md §1.3).
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 export const processStatusSchema = z.enum(['running', 'completed', 'failed', 'killed', 'stopped']);
 export type ProcessStatus = z.infer<typeof processStatusSchema>;
 
 export const processRequestSchema = z.object({
-  command: z.string().min(1),
-  name: z.string().min(1).optional(),
-  workingDir: z.string().optional(),
-  env: z.record(z.string(), z.string()).optional(),
-  waitForCompletion: z.boolean().optional(),
+  command: z.string().check(z.minLength(1)),
+  name: z.optional(z.string().check(z.minLength(1))),
+  workingDir: z.optional(z.string()),
+  env: z.optional(z.record(z.string(), z.string())),
+  waitForCompletion: z.optional(z.boolean()),
   /** Seconds; a deadline on the wait, see §1.3 "timeout". */
-  timeout: z.number().int().optional(),
-  waitForPorts: z.array(z.number().int().min(1).max(65535)).optional(),
-  restartOnFailure: z.boolean().optional(),
+  timeout: z.optional(z.int()),
+  waitForPorts: z.optional(z.array(z.int().check(z.minimum(1), z.maximum(65535)))),
+  restartOnFailure: z.optional(z.boolean()),
   /** Negative means unlimited. */
-  maxRestarts: z.number().int().optional(),
-  keepAlive: z.boolean().optional(),
+  maxRestarts: z.optional(z.int()),
+  keepAlive: z.optional(z.boolean()),
 });
 export type ProcessRequest = z.infer<typeof processRequestSchema>;
 
@@ -28,14 +28,14 @@ export const processResponseSchema = z.object({
   workingDir: z.string(),
   status: processStatusSchema,
   startedAt: z.string(),
-  completedAt: z.string().nullable(),
-  exitCode: z.number().int(),
-  logs: z.string().nullable(),
-  stdout: z.string().nullable(),
-  stderr: z.string().nullable(),
+  completedAt: z.nullable(z.string()),
+  exitCode: z.int(),
+  logs: z.nullable(z.string()),
+  stdout: z.nullable(z.string()),
+  stderr: z.nullable(z.string()),
   restartOnFailure: z.boolean(),
-  maxRestarts: z.number().int(),
-  restartCount: z.number().int(),
+  maxRestarts: z.int(),
+  restartCount: z.int(),
   keepAlive: z.boolean(),
 });
 export type ProcessResponse = z.infer<typeof processResponseSchema>;

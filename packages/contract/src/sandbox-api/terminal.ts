@@ -1,14 +1,12 @@
 // Terminal WebSocket messages (reference sandbox-api.md §1.6). The client sends `input` and
 // `resize`; the server sends `output` and `error`.
-import { z } from 'zod';
+import * as z from 'zod/mini';
+
+const dimension = z.int().check(z.minimum(1), z.maximum(1000));
 
 export const terminalClientMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('input'), data: z.string() }),
-  z.object({
-    type: z.literal('resize'),
-    cols: z.number().int().min(1).max(1000),
-    rows: z.number().int().min(1).max(1000),
-  }),
+  z.object({ type: z.literal('resize'), cols: dimension, rows: dimension }),
 ]);
 export type TerminalClientMessage = z.infer<typeof terminalClientMessageSchema>;
 

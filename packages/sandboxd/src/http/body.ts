@@ -1,14 +1,15 @@
 // JSON request bodies (reference sandbox-api.md §1.1): a parse failure is 400
 // "invalid request body: …", and so is a body that does not match the route's schema.
 import type { Context } from 'hono';
-import type { z } from 'zod';
+import type { $ZodType, output } from 'zod/v4/core';
+import { safeParse } from 'zod/mini';
 import { badRequest } from './errors.js';
 
-export async function jsonBody<S extends z.ZodType>(
+export async function jsonBody<S extends $ZodType>(
   c: Context,
   schema: S,
   optional = false,
-): Promise<z.infer<S>> {
+): Promise<output<S>> {
   const text = await c.req.text();
   let raw: unknown;
   if (text.trim() === '' && optional) raw = {};
@@ -19,7 +20,7 @@ export async function jsonBody<S extends z.ZodType>(
       throw badRequest(`invalid request body: ${(err as Error).message}`);
     }
   }
-  const parsed = schema.safeParse(raw);
+  const parsed = safeParse(schema, raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
