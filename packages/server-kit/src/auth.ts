@@ -1,7 +1,7 @@
 import { HEADERS } from '@tarmac/contract';
 import type { Context } from 'hono';
 import type { Principal, ServerEnv, WorkspaceAccess } from './context.js';
-import { ApiError, forbidden, unauthorized } from './errors.js';
+import { forbidden, unauthorized } from './errors.js';
 import { readHeader } from './headers.js';
 
 /** Establishes who holds a bearer token: an API key or a platform JWT. `undefined` = not valid. */
@@ -54,16 +54,24 @@ export async function requireWorkspace(
   return access;
 }
 
-/** HTTP Basic credentials (RFC 7617), used by the token endpoint for client id and secret. */
+/**
+ * HTTP Basic credentials (RFC 7617), used by the token endpoint for client id and secret. Malformed
+ * credentials read as none: the token endpoint then answers `invalid_client`, and other public
+ * routes (health, JWKS) are not affected by a stray header.
+ */
 export function basicCredentials(c: Context): { user: string; password: string } | undefined {
   const header = c.req.header('authorization');
   const match = header ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
   if (!match?.[1]) return undefined;
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  if (colon < 0) throw new ApiError('unauthorized', 'Malformed Basic credentials');
-  return {
-    user: decodeURIComponent(decoded.slice(0, colon)),
-    password: decodeURIComponent(decoded.slice(colon + 1)),
-  };
+  if (colon < 0) return undefined;
+  try {
+    return {
+      user: decodeURIComponent(decoded.slice(0, colon)),
+      password: decodeURIComponent(decoded.slice(colon + 1)),
+    };
+  } catch {
+    return undefined; // bad percent-encoding (URIError)
+  }
 }

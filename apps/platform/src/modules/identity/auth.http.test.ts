@@ -177,6 +177,27 @@ describe.each(testDatabases(process.env))('authentication and workspaces on $nam
     expect(JSON.stringify(noGrant.body)).toContain('grant_type');
   });
 
+  it('malformed Basic credentials are invalid_client at the token endpoint and harmless elsewhere', async () => {
+    await open();
+    for (const header of [
+      `Basic ${Buffer.from('no-colon').toString('base64')}`,
+      basic('%zz', 'x'),
+      'Basic !!!',
+    ]) {
+      const res = await t.json<{ error: string }>('/oauth/token', {
+        key: null,
+        method: 'POST',
+        headers: { authorization: header },
+        body: { grant_type: 'client_credentials' },
+      });
+      expect(res.status, header).toBe(401);
+      expect(res.body.error).toBe('invalid_client');
+      expect((await t.request('/health', { key: null, headers: { authorization: header } })).status).toBe(
+        200,
+      );
+    }
+  });
+
   it('JWTs expire, and stop working when their service account is deleted', async () => {
     await open(60);
     const sa = await serviceAccount(t);
