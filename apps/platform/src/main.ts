@@ -2,6 +2,8 @@
 import { serve } from '@hono/node-server';
 import { gracefulShutdown } from '@tarmac/server-kit';
 import { openStore } from '@tarmac/store';
+import { DEFAULT_NETWORK, ProcessRunner } from '@tarmac/engine';
+import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -20,6 +22,8 @@ import {
   writeCredentials,
 } from './home/home-files.js';
 import { engineConfigFrom } from './controllers/engine-config.js';
+import { parseResolveList } from './egress/destination-guard.js';
+import { EgressPlane } from './egress/egress-plane.js';
 import { withSandboxGateway } from './gateway/listener.js';
 import { startSandboxPlane } from './gateway/sandbox-plane.js';
 import { JwtService, signingKeyFromJwk } from './modules/identity/jwt.js';
@@ -52,7 +56,25 @@ async function main(): Promise<void> {
   // gateway; they share one ChangeFeed with the API's services.
   const changeFeed = new ChangeFeed();
   const engineConfig = engineConfigFrom(process.env);
+  // Egress (egress/ARCHITECTURE.md): the proxy on the bridge gateway is the sandboxes' only way
+  // out; TARMAC_EGRESS_PORT (3128), and for tests TARMAC_EGRESS_RESOLVE (name=ip,...) and
+  // TARMAC_EGRESS_EXTRA_CA (a PEM file trusted for upstream TLS).
+  const egressPort = Number(process.env.TARMAC_EGRESS_PORT ?? '3128');
+  const egress = await EgressPlane.prepare({
+    home: layout,
+    subnet: engineConfig.network.subnet ?? DEFAULT_NETWORK.subnet,
+    port: egressPort,
+    resolve: parseResolveList(process.env.TARMAC_EGRESS_RESOLVE),
+    extraUpstreamCa: process.env.TARMAC_EGRESS_EXTRA_CA
+      ? [await readFile(process.env.TARMAC_EGRESS_EXTRA_CA, 'utf8')]
+      : [],
+    log: (event) => logger.debug(event, 'egress'),
+    now: new Date(),
+  });
+  engineConfig.network.allowedHostPorts = [egressPort];
   const sandboxPlane = startSandboxPlane({
+    sandboxDefaults: egress.sandboxDefaults,
+    gatewayIntercept: egress.intercept,
     home: config.home,
     config: engineConfig,
     sandboxdBundle:
@@ -63,6 +85,15 @@ async function main(): Promise<void> {
     logger,
     jwt: new JwtService(signingKey, 'tarmac'),
     secretsKey: secretKey,
+  });
+  await egress.start({
+    ensureBridge: () => sandboxPlane.engine.network.ensure(),
+    live: sandboxPlane.controllers.live,
+    resources: store.resources,
+    secretKey,
+    changes: changeFeed,
+    runner: new ProcessRunner(),
+    netnsOf: (engineId) => sandboxPlane.engine.network.netnsName(engineId),
   });
 
   // Metering (metering/ARCHITECTURE.md): prices and pass interval from the environment; the meter
@@ -101,7 +132,10 @@ async function main(): Promise<void> {
     },
     port: config.port,
     hostname: config.host,
-    createServer: withSandboxGateway(() => sandboxPlane.gateway),
+    createServer: withSandboxGateway(
+      () => sandboxPlane.gateway,
+      () => sandboxPlane.rawRoutes,
+    ),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -162,6 +196,7 @@ async function main(): Promise<void> {
       },
       // Sandboxes keep running (restart safety); only the controllers' loops stop.
       { name: 'sandboxes', close: () => sandboxPlane.stop() },
+      { name: 'egress', close: () => egress.close() },
       // Closes every open usage interval before the store goes away.
       { name: 'metering', close: () => meter.stop() },
       { name: 'store', close: () => store.close() },

@@ -18,6 +18,7 @@ export * from './resources/volume.js';
 export * from './resources/drive.js';
 export * from './resources/compute-routes.js';
 export * from './resources/storage-routes.js';
+export * from './resources/image-import.js';
 export * from './resources/workload-common.js';
 export * from './resources/crud-routes.js';
 export * from './resources/agent.js';

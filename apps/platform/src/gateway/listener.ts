@@ -8,13 +8,24 @@ import { createServer, type IncomingMessage, type RequestListener, type ServerRe
 import type { Duplex } from 'node:stream';
 import type { SandboxGateway } from './sandbox-gateway.js';
 
-export function withSandboxGateway(gateway: () => SandboxGateway | undefined): typeof createServer {
+/** A raw (non-JSON, unbounded body) management route served beside the app, e.g. image import. */
+export interface RawRoute {
+  matches(req: IncomingMessage): boolean;
+  listener: RequestListener;
+}
+
+export function withSandboxGateway(
+  gateway: () => SandboxGateway | undefined,
+  raw: () => readonly RawRoute[] = () => [],
+): typeof createServer {
   return ((options: object, app: RequestListener) => {
     const server = createServer(options, (req: IncomingMessage, res: ServerResponse) => {
       const g = gateway();
       const target = g?.match(req);
-      if (g && target) void g.handle(req, res, target);
-      else app(req, res);
+      if (g && target) return void g.handle(req, res, target);
+      const route = raw().find((r) => r.matches(req));
+      if (route) return void route.listener(req, res);
+      app(req, res);
     });
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const g = gateway();

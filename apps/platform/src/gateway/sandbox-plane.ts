@@ -3,11 +3,12 @@
  * and the gateway in front of sandboxd. Takes everything it needs as arguments (main.ts reads the
  * environment and files); nothing runs until `start`.
  */
+import { join } from 'node:path';
 import type { SandboxSpec } from '@tarmac/contract';
 import { ImageNotFoundError, LocalEngine } from '@tarmac/engine';
 import type { Store } from '@tarmac/store';
 import type { Logger } from 'pino';
-import { startControllers, type Controllers } from '../controllers/controllers.js';
+import { startControllers, type ControllerDeps, type Controllers } from '../controllers/controllers.js';
 import type { EngineConfig } from '../controllers/engine-config.js';
 import type { SandboxRow } from '../controllers/sandbox-record.js';
 import { BearerAuthenticator, MembershipWorkspaceResolver } from '../modules/identity/authenticator.js';
@@ -15,7 +16,9 @@ import type { JwtService } from '../modules/identity/jwt.js';
 import { sandboxSecretContext, viewSandboxSpec } from '../modules/sandboxes/sandbox-secrets.js';
 import { SecretBox } from '../resources/secrets.js';
 import type { ChangeFeed } from '../shared/change-feed.js';
-import { SandboxGateway } from './sandbox-gateway.js';
+import { imageImportApp } from './image-import.js';
+import type { RawRoute } from './listener.js';
+import { SandboxGateway, type SandboxGatewayDeps } from './sandbox-gateway.js';
 
 export interface SandboxPlaneDeps {
   home: string;
@@ -29,12 +32,18 @@ export interface SandboxPlaneDeps {
   jwt: JwtService;
   /** Key of the resources' SecretBox (keys/secrets.key): secret envs are opened at start. */
   secretsKey: Uint8Array;
+  /** Egress env vars and CA files every sandbox gets (egress/sandbox-setup.ts). */
+  sandboxDefaults?: ControllerDeps['sandboxDefaults'];
+  /** Sandbox API routes the platform answers itself (SandboxGatewayDeps.intercept). */
+  gatewayIntercept?: SandboxGatewayDeps['intercept'];
 }
 
 export interface SandboxPlane {
   engine: LocalEngine;
   controllers: Controllers;
   gateway: SandboxGateway;
+  /** Raw-body management routes served at the listener (POST /v0/images/import). */
+  rawRoutes: RawRoute[];
   /** For the sandboxes module: false for an image the engine does not have (400 INVALID_IMAGE). */
   validateImage(ref: string): Promise<boolean>;
   stop(): Promise<void>;
@@ -54,24 +63,36 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     changes: d.changes,
     logger: d.logger,
     standbyAfterMs: d.config.standbyAfterMs,
+    ...(d.sandboxDefaults ? { sandboxDefaults: d.sandboxDefaults } : {}),
     revealEnvs: (row: SandboxRow) =>
       viewSandboxSpec(box, row.spec as SandboxSpec, sandboxSecretContext(row.workspace, row.name), 'reveal')
         .runtime?.envs ?? [],
   });
+  const authenticator = new BearerAuthenticator(d.store, d.jwt);
+  const workspaces = new MembershipWorkspaceResolver(d.store);
   const gateway = new SandboxGateway({
     live: controllers.live,
     touch: (entry) => controllers.standby.touch(entry),
-    authenticator: new BearerAuthenticator(d.store, d.jwt),
-    workspaces: new MembershipWorkspaceResolver(d.store),
+    authenticator,
+    workspaces,
     store: d.store,
     logger: d.logger,
     ready: controllers.ready,
     domain: d.config.sandboxDomain,
+    ...(d.gatewayIntercept ? { intercept: d.gatewayIntercept } : {}),
+  });
+  const imageImport = imageImportApp({
+    engine,
+    authenticator,
+    workspaces,
+    logger: d.logger,
+    spoolDir: join(d.home, 'images-spool'),
   });
   return {
     engine,
     controllers,
     gateway,
+    rawRoutes: [imageImport],
     async validateImage(ref) {
       try {
         await engine.ensureImage(ref); // builds tarmac/base on first use; unknown refs throw

@@ -24,7 +24,14 @@ export async function importArchive(
 ): Promise<ImportedImage> {
   const unpacked = join(imageDir, 'archive');
   mkdirSync(unpacked, { recursive: true });
-  await runner.run('tar', ['-xf', tarPath, '-C', unpacked, '--no-same-owner']);
+  try {
+    await runner.run('tar', ['-xf', tarPath, '-C', unpacked, '--no-same-owner']);
+  } catch (err) {
+    // Bad input, not an engine failure: the API answers 400, not 500.
+    throw new InvalidImageError(
+      `bad image archive: not a readable tar file (${(err as Error).message.slice(0, 200)})`,
+    );
+  }
   const { layerFiles, config } = readArchive(unpacked);
   const rootfs = join(imageDir, 'layers', '000');
   mkdirSync(rootfs, { recursive: true });

@@ -1,0 +1,171 @@
+// Sandboxes on the real platform (issue 4), against the BUILT binary (npm run build first):
+//  1. create-to-DEPLOYED: POST /v0/sandboxes until GET shows DEPLOYED (polled every 2 ms), image
+//     cached; target < 150 ms median. Baseline in the same run: GET /v0/sandboxes/{name} (the
+//     polling request itself), to show how much of the figure is the API round trip.
+//  2. resume: latency of GET /health through the gateway to a STANDBY sandbox minus the same
+//     request to the same sandbox once RUNNING, paired per sample; spec bound 25 ms, target p99
+//     added < 5 ms.
+//  3. density: N sandboxes (default 200) created, left to fall into STANDBY; host memory per
+//     sandbox (MemAvailable before vs after, and the sum of their memory cgroups), then every one
+//     must answer /health (resumed). Everything is deleted afterwards.
+// Reports median, p99 and spread (min..max); ratios to the baseline where one applies.
+//
+//   node --import tsx bench/sandbox.ts            (RUNS=100 RESUME=100 DENSITY=200)
+import { readFileSync } from 'node:fs';
+import { startPlatform, type RunningPlatform } from '../tests/e2e/support/platform.js';
+
+const RUNS = Number(process.env.RUNS ?? 100);
+const RESUME = Number(process.env.RESUME ?? 100);
+const DENSITY = Number(process.env.DENSITY ?? 200);
+const IMAGE_DIR = process.env.TARMAC_TEST_IMAGE_DIR ?? '/var/cache/tarmac-test/images';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? NaN;
+};
+const fmt = (xs: number[]) =>
+  `median ${quantile(xs, 0.5).toFixed(2)} ms, p99 ${quantile(xs, 0.99).toFixed(2)} ms, spread ${Math.min(...xs).toFixed(2)}..${Math.max(...xs).toFixed(2)} ms (n=${xs.length})`;
+
+async function ok(res: Response, what: string): Promise<unknown> {
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${what}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+async function state(p: RunningPlatform, name: string): Promise<{ status: string; state?: string }> {
+  return (await ok(await p.api(`/v0/sandboxes/${name}`), `GET ${name}`)) as { status: string; state?: string };
+}
+
+async function create(p: RunningPlatform, name: string, memory = 256): Promise<number> {
+  const t = performance.now();
+  await ok(
+    await p.api('/v0/sandboxes', {
+      method: 'POST',
+      body: JSON.stringify({ metadata: { name }, spec: { runtime: { image: 'tarmac/base:latest', memory } } }),
+    }),
+    `create ${name}`,
+  );
+  for (;;) {
+    const s = await state(p, name);
+    if (s.status === 'DEPLOYED') return performance.now() - t;
+    if (s.status === 'FAILED') throw new Error(`${name} FAILED: ${JSON.stringify(s)}`);
+    await sleep(2);
+  }
+}
+
+async function remove(p: RunningPlatform, names: string[], parallel = 8): Promise<void> {
+  const queue = [...names];
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      for (let n = queue.shift(); n; n = queue.shift()) {
+        await p.api(`/v0/sandboxes/${n}`, { method: 'DELETE' });
+        while ((await state(p, n)).status !== 'TERMINATED') await sleep(20);
+      }
+    }),
+  );
+}
+
+const health = (p: RunningPlatform, name: string) =>
+  fetch(`${p.url}/${p.credentials.workspace}/sandboxes/${name}/health`, {
+    headers: { authorization: `Bearer ${p.credentials.apiKey}` },
+  });
+
+async function timed(f: () => Promise<Response>): Promise<number> {
+  const t = performance.now();
+  const res = await f();
+  await res.arrayBuffer();
+  if (!res.ok) throw new Error(`status ${res.status}`);
+  return performance.now() - t;
+}
+
+function memAvailableMB(): number {
+  const m = /MemAvailable:\s+(\d+) kB/.exec(readFileSync('/proc/meminfo', 'utf8'));
+  return Number(m?.[1]) / 1024;
+}
+
+async function main(): Promise<void> {
+  const p = await startPlatform({
+    timeoutMs: 15 * 60_000,
+    env: {
+      TARMAC_IMAGE_DIR: IMAGE_DIR,
+      TARMAC_BRIDGE: 'tarmacbench0',
+      TARMAC_SUBNET: '10.203.0.0/16',
+      TARMAC_STANDBY_AFTER: '1s',
+    },
+  });
+  const made: string[] = [];
+  try {
+    // Warm-up: the base image and the runtime dir are built once, outside the measurement.
+    made.push('warm');
+    await create(p, 'warm');
+    await remove(p, ['warm']);
+
+    // 1. create-to-DEPLOYED, one at a time.
+    const createMs: number[] = [];
+    const baseline: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const name = `c-${i}`;
+      createMs.push(await create(p, name));
+      baseline.push(await timed(() => p.api(`/v0/sandboxes/${name}`)));
+      await remove(p, [name], 1);
+    }
+    console.log(`create-to-DEPLOYED: ${fmt(createMs)}`);
+    console.log(`  baseline GET /v0/sandboxes/{name}: ${fmt(baseline)}; ratio of medians ${(quantile(createMs, 0.5) / quantile(baseline, 0.5)).toFixed(1)}x`);
+
+    // 2. resume: 10 sandboxes fall asleep together; each sample is one STANDBY request then the
+    // same request RUNNING.
+    const pool = Array.from({ length: 10 }, (_, i) => `r-${i}`);
+    made.push(...pool);
+    for (const n of pool) await create(p, n);
+    const standbyMs: number[] = [];
+    const runningMs: number[] = [];
+    const added: number[] = [];
+    while (standbyMs.length < RESUME) {
+      for (const n of pool) while ((await state(p, n)).state !== 'STANDBY') await sleep(50);
+      for (const n of pool) {
+        if (standbyMs.length >= RESUME) break;
+        const cold = await timed(() => health(p, n));
+        const warm = await timed(() => health(p, n));
+        standbyMs.push(cold);
+        runningMs.push(warm);
+        added.push(cold - warm);
+      }
+    }
+    console.log(`request to STANDBY sandbox: ${fmt(standbyMs)}`);
+    console.log(`same request, RUNNING (baseline): ${fmt(runningMs)}`);
+    console.log(`resume added (paired difference): ${fmt(added)}  [spec bound 25 ms; target p99 < 5 ms]`);
+    await remove(p, pool);
+
+    // 3. density.
+    const before = memAvailableMB();
+    const dense = Array.from({ length: DENSITY }, (_, i) => `d-${i}`);
+    made.push(...dense);
+    const queue = [...dense];
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let n = queue.shift(); n; n = queue.shift()) await create(p, n);
+      }),
+    );
+    console.log(`density: ${DENSITY} sandboxes DEPLOYED in ${((performance.now() - t0) / 1000).toFixed(1)} s (4 at a time)`);
+    for (const n of dense) while ((await state(p, n)).state !== 'STANDBY') await sleep(100);
+    await sleep(2000);
+    const after = memAvailableMB();
+    console.log(`  all ${DENSITY} in STANDBY; host MemAvailable ${before.toFixed(0)} -> ${after.toFixed(0)} MB: ${((before - after) / DENSITY).toFixed(1)} MB per sandbox`);
+    const answers = await Promise.all(dense.map((n) => health(p, n).then((r) => r.status)));
+    const good = answers.filter((s) => s === 200).length;
+    console.log(`  /health after STANDBY: ${good}/${DENSITY} answered 200`);
+    if (good !== DENSITY) process.exitCode = 1;
+  } finally {
+    const left = [];
+    for (const n of made) {
+      const res = await p.api(`/v0/sandboxes/${n}`);
+      if (res.ok && ((await res.json()) as { status: string }).status !== 'TERMINATED') left.push(n);
+    }
+    await remove(p, left);
+    await p.stop();
+  }
+}
+
+await main();
