@@ -14,7 +14,7 @@ export const imageImportQuerySchema = z.object({
     .min(1, 'must not be empty')
     .max(256, 'must be at most 256 characters')
     .regex(
-      /^[a-z0-9][a-z0-9._\/-]*(:[A-Za-z0-9_][A-Za-z0-9._-]*)?$/,
+      /^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9_][A-Za-z0-9._-]*)?$/,
       'must be an image reference such as myorg/tool:1.0',
     )
     .meta({
