@@ -70,7 +70,7 @@ export function multipartRoutes(app: Hono, ctx: PathContext, tmpDir: string, clo
     if (!Number.isInteger(n) || n < 1 || n > 10000)
       throw badRequest('partNumber must be an integer from 1 to 10000');
     const dest = join(dirOf(id), `part-${n}`);
-    const { file } = await receiveMultipart(c.req.raw, dest);
+    const { file } = await receiveMultipart(c.req.raw, dest, true);
     if (!file) throw badRequest('invalid request body: missing file part');
     const part: Part = {
       partNumber: n,

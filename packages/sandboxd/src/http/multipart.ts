@@ -12,6 +12,7 @@ import { badRequest } from './errors.js';
 
 export interface ReceivedFile {
   size: number;
+  /** md5 hex of the content when asked for (`withMd5`), else "". */
   md5: string;
 }
 
@@ -25,7 +26,11 @@ export const isMultipart = (contentType: string | undefined): boolean =>
   (contentType ?? '').toLowerCase().startsWith('multipart/form-data');
 
 /** Streams the `file` part of `req` to `dest`; removes `dest` again on failure. */
-export async function receiveMultipart(req: Request, dest: string): Promise<MultipartResult> {
+export async function receiveMultipart(
+  req: Request,
+  dest: string,
+  withMd5 = false,
+): Promise<MultipartResult> {
   const contentType = req.headers.get('content-type') ?? '';
   if (!req.body) throw badRequest('invalid request body: empty multipart body');
   let bb: busboy.Busboy;
@@ -45,16 +50,16 @@ export async function receiveMultipart(req: Request, dest: string): Promise<Mult
       stream.resume();
       return;
     }
-    const hash = createHash('md5');
+    const hash = withMd5 ? createHash('md5') : undefined;
     const received: ReceivedFile = { size: 0, md5: '' };
     file = received;
     stream.on('data', (chunk: Buffer) => {
-      hash.update(chunk);
+      hash?.update(chunk);
       received.size += chunk.length;
     });
     writes.push(
       pipeline(stream, createWriteStream(dest, { mode: 0o644 })).then(() => {
-        received.md5 = hash.digest('hex');
+        received.md5 = hash?.digest('hex') ?? '';
       }),
     );
   });
