@@ -100,7 +100,7 @@ describe.each(testDatabases(process.env))('billing metrics API on $name', (db) =
 
     it('accepts a window exactly at each cap, and any window at monthly resolution', async () => {
       t = await openTestPlatform(db);
-      const ok = [
+      const ok: Record<string, string>[] = [
         { startTime: '2026-05-01T00:00:00Z', endTime: '2026-05-08T00:00:00Z', resolution: 'hourly' },
         { startTime: '2026-01-01T00:00:00Z', endTime: '2026-04-01T00:00:00Z', resolution: 'daily' },
         { startTime: '2025-01-01T00:00:00Z', endTime: '2026-01-01T00:00:00Z', resolution: 'weekly' },
