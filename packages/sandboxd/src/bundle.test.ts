@@ -1,7 +1,7 @@
 // The esbuild bundle is what runs in a sandbox: build it, copy it with lib/ (chunks, pty.node) to a bare
 // directory (no node_modules anywhere above it), run it like the engine does, and use it.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -85,12 +85,16 @@ describe('the sandboxd bundle', () => {
     ws.close();
   });
 
-  it('exits 0 on SIGTERM', async () => {
+  it('on SIGTERM lets its processes finish (they get SIGTERM), then exits 0', async () => {
+    const cmd = `trap 'sleep 0.3; echo done > ${join(dir, 'work/term.txt')}; exit 0' TERM; while :; do sleep 0.05; done`;
+    expect((await call(base, 'POST', '/process', { command: cmd, name: 'graceful' })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 200));
     const code = await new Promise<number | null>((resolve) => {
       child?.once('exit', (c) => resolve(c));
       child?.kill('SIGTERM');
     });
     expect(code).toBe(0);
+    expect(readFileSync(join(dir, 'work/term.txt'), 'utf8')).toBe('done\n');
     child = undefined;
   });
 });

@@ -24,8 +24,9 @@ function main(): void {
   });
   const d = createSandboxd(config);
   d.server.listen(parsePort(process.argv.slice(2)), '0.0.0.0');
-  // SIGTERM from the engine's stop: close and exit 0 so a graceful stop is told apart from a kill.
-  const stop = (): void => void d.close().then(() => process.exit(0));
+  // SIGTERM from the engine's stop: let the processes end (the engine SIGKILLs after its grace
+  // period), then exit 0 so a graceful stop is told apart from a kill.
+  const stop = (): void => void d.shutdown().then(() => process.exit(0));
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }

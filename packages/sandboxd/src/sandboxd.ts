@@ -44,8 +44,14 @@ export interface Sandboxd {
   server: Server;
   app: Hono;
   processes: ProcessManager;
-  /** Stops monitors, terminals and every process group, then closes the server. */
+  /** Stops monitors, terminals and SIGKILLs every process group, then closes the server. */
   close(): Promise<void>;
+  /**
+   * Graceful stop (SIGTERM from the engine): stops accepting requests, SIGTERMs every process
+   * group and waits for all of them, so they get the engine's grace period (sandboxd's exit ends
+   * the container: tini exits with its child).
+   */
+  shutdown(): Promise<void>;
 }
 
 /** Fills the defaults of everything but the working directory. */
@@ -114,10 +120,21 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
   });
   server.on('upgrade', upgrade);
 
+  const stopServer = (): void => {
+    monitors.stopAll();
+    terminals.closeAll();
+    upgrade.close();
+    server.close();
+    server.closeAllConnections();
+  };
   return {
     server,
     app,
     processes: pm,
+    shutdown: async () => {
+      stopServer();
+      await pm.terminateAll();
+    },
     close: () =>
       new Promise<void>((resolve) => {
         monitors.stopAll();

@@ -159,6 +159,13 @@ export class ProcessManager {
     for (const p of this.procs) if (p.running) this.signal(p, 'SIGKILL', 'killed');
   }
 
+  /** SIGTERMs every running process group and resolves once all are final (daemon shutdown). */
+  async terminateAll(): Promise<void> {
+    const running = this.procs.filter((p) => p.running);
+    for (const p of running) this.signal(p, 'SIGTERM', 'stopped');
+    await Promise.all(running.map((p) => p.exited()));
+  }
+
   private signal(p: ManagedProcess, sig: NodeJS.Signals, ending: 'stopped' | 'killed'): void {
     if (!p.running) return;
     p.ending = ending;
