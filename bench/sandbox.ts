@@ -11,8 +11,10 @@
 // Reports median, p99 and spread (min..max); ratios to the baseline where one applies.
 //
 //   node --import tsx bench/sandbox.ts            (RUNS=100 RESUME=100 DENSITY=200)
-import { readFileSync } from 'node:fs';
-import { startPlatform, type RunningPlatform } from '../tests/e2e/support/platform.js';
+import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT, startPlatform, type RunningPlatform } from '../tests/e2e/support/platform.js';
 
 const RUNS = Number(process.env.RUNS ?? 100);
 const RESUME = Number(process.env.RESUME ?? 100);
@@ -34,7 +36,10 @@ async function ok(res: Response, what: string): Promise<unknown> {
 }
 
 async function state(p: RunningPlatform, name: string): Promise<{ status: string; state?: string }> {
-  return (await ok(await p.api(`/v0/sandboxes/${name}`), `GET ${name}`)) as { status: string; state?: string };
+  return (await ok(await p.api(`/v0/sandboxes/${name}`), `GET ${name}`)) as {
+    status: string;
+    state?: string;
+  };
 }
 
 async function create(p: RunningPlatform, name: string, memory = 256): Promise<number> {
@@ -42,7 +47,10 @@ async function create(p: RunningPlatform, name: string, memory = 256): Promise<n
   await ok(
     await p.api('/v0/sandboxes', {
       method: 'POST',
-      body: JSON.stringify({ metadata: { name }, spec: { runtime: { image: 'tarmac/base:latest', memory } } }),
+      body: JSON.stringify({
+        metadata: { name },
+        spec: { runtime: { image: 'tarmac/base:latest', memory } },
+      }),
     }),
     `create ${name}`,
   );
@@ -84,7 +92,20 @@ function memAvailableMB(): number {
   return Number(m?.[1]) / 1024;
 }
 
+/**
+ * A private copy of the sandboxd bundle: a rebuild of packages/sandboxd during the run (a
+ * developer's watch) must not change what the sandboxes start.
+ */
+function snapshotBundle(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tarmac-bench-sandboxd-'));
+  const dist = join(REPO_ROOT, 'packages/sandboxd/dist');
+  cpSync(join(dist, 'sandboxd.bundle.mjs'), join(dir, 'sandboxd.bundle.mjs'));
+  if (existsSync(join(dist, 'lib'))) cpSync(join(dist, 'lib'), join(dir, 'lib'), { recursive: true });
+  return join(dir, 'sandboxd.bundle.mjs');
+}
+
 async function main(): Promise<void> {
+  const bundle = snapshotBundle();
   const p = await startPlatform({
     timeoutMs: 15 * 60_000,
     env: {
@@ -92,6 +113,7 @@ async function main(): Promise<void> {
       TARMAC_BRIDGE: 'tarmacbench0',
       TARMAC_SUBNET: '10.203.0.0/16',
       TARMAC_STANDBY_AFTER: '1s',
+      TARMAC_SANDBOXD_BUNDLE: bundle,
     },
   });
   const made: string[] = [];
@@ -111,7 +133,9 @@ async function main(): Promise<void> {
       await remove(p, [name], 1);
     }
     console.log(`create-to-DEPLOYED: ${fmt(createMs)}`);
-    console.log(`  baseline GET /v0/sandboxes/{name}: ${fmt(baseline)}; ratio of medians ${(quantile(createMs, 0.5) / quantile(baseline, 0.5)).toFixed(1)}x`);
+    console.log(
+      `  baseline GET /v0/sandboxes/{name}: ${fmt(baseline)}; ratio of medians ${(quantile(createMs, 0.5) / quantile(baseline, 0.5)).toFixed(1)}x`,
+    );
 
     // 2. resume: 10 sandboxes fall asleep together; each sample is one STANDBY request then the
     // same request RUNNING.
@@ -148,11 +172,15 @@ async function main(): Promise<void> {
         for (let n = queue.shift(); n; n = queue.shift()) await create(p, n);
       }),
     );
-    console.log(`density: ${DENSITY} sandboxes DEPLOYED in ${((performance.now() - t0) / 1000).toFixed(1)} s (4 at a time)`);
+    console.log(
+      `density: ${DENSITY} sandboxes DEPLOYED in ${((performance.now() - t0) / 1000).toFixed(1)} s (4 at a time)`,
+    );
     for (const n of dense) while ((await state(p, n)).state !== 'STANDBY') await sleep(100);
     await sleep(2000);
     const after = memAvailableMB();
-    console.log(`  all ${DENSITY} in STANDBY; host MemAvailable ${before.toFixed(0)} -> ${after.toFixed(0)} MB: ${((before - after) / DENSITY).toFixed(1)} MB per sandbox`);
+    console.log(
+      `  all ${DENSITY} in STANDBY; host MemAvailable ${before.toFixed(0)} -> ${after.toFixed(0)} MB: ${((before - after) / DENSITY).toFixed(1)} MB per sandbox`,
+    );
     const answers = await Promise.all(dense.map((n) => health(p, n).then((r) => r.status)));
     const good = answers.filter((s) => s === 200).length;
     console.log(`  /health after STANDBY: ${good}/${DENSITY} answered 200`);

@@ -1,7 +1,7 @@
 // LocalEngine: sandboxes as runc containers on this host. All state lives on disk (sandbox
 // files, runc state, cgroups, mounts, netns), so any number of engine instances, including one in
 // a new platform process after a crash, see the same sandboxes: nothing is held only in memory.
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Cgroups, detectCgroupVersion, type CgroupVersion } from './cgroups.js';
@@ -170,6 +170,12 @@ export class LocalEngine implements Engine {
             options: ['rbind', 'ro', 'nosuid', 'nodev'],
           },
           ...volumeMounts,
+          ...(spec.files ?? []).map((f) => ({
+            destination: f.containerPath,
+            type: 'bind',
+            source: f.hostPath,
+            options: ['bind', 'ro', 'nosuid', 'nodev', 'noexec'],
+          })),
         ],
       });
       writeFileSync(join(paths.bundle, 'config.json'), JSON.stringify(oci));
@@ -184,7 +190,10 @@ export class LocalEngine implements Engine {
   async waitReady(id: string, timeoutMs = 10_000): Promise<void> {
     const rec = this.files.read(id);
     await waitForHealth(`http://${rec.ip}:8080/health`, timeoutMs, this.clock, () => {
-      if (!this.runc.alive(id)) throw new EngineError(`sandbox ${id} exited before it became ready`);
+      if (!this.runc.alive(id)) {
+        // The log's tail says why (a crash of sandboxd, a bad image): worth an event's message.
+        throw new EngineError(`sandbox ${id} exited before it became ready: ${this.logTail(id)}`);
+      }
     });
   }
 
@@ -301,6 +310,15 @@ export class LocalEngine implements Engine {
       oomKills: this.cgroups.oomKills(rec.cgroup),
       stop: this.files.readStop(rec.id),
     });
+  }
+
+  private logTail(id: string, bytes = 600): string {
+    try {
+      const text = readFileSync(this.files.layout(id).log, 'utf8');
+      return text.slice(-bytes).trim() || '(no output)';
+    } catch {
+      return '(no log)';
+    }
   }
 
   private async waitDead(id: string, ms: number): Promise<boolean> {

@@ -14,6 +14,7 @@ import {
   missingCapability,
   sbx,
   startSandboxPlatform,
+  waitFor,
   type SandboxView,
 } from './support.js';
 
@@ -21,7 +22,7 @@ const missing = missingCapability();
 
 describe.skipIf(missing !== null)(`sandbox lifecycle${missing ? ` (skipped: ${missing})` : ''}`, () => {
   let p: RunningPlatform | undefined;
-  const names = ['life-a', 'life-b'];
+  const names = ['life-a', 'life-b', 'life-c'];
 
   beforeAll(async () => {
     p = await startSandboxPlatform();
@@ -107,5 +108,17 @@ describe.skipIf(missing !== null)(`sandbox lifecycle${missing ? ` (skipped: ${mi
     expect(gone?.status).toBe('TERMINATED');
     expect(gone?.events.map((e) => e.status)).toEqual(expect.arrayContaining(['DELETING', 'TERMINATED']));
     expect((await sbx(p!, 'life-b', '/health')).status).toBe(404);
+  });
+
+  it('purges a terminated record after lifecycle.terminatedRetention', async () => {
+    await createSandbox(p!, 'life-c', { lifecycle: { terminatedRetention: '2s' } });
+    await deleteSandbox(p!, 'life-c');
+    const t = Date.now();
+    await waitFor(
+      'purged',
+      async () => ((await p!.api('/v0/sandboxes/life-c')).status === 404 ? true : undefined),
+      15_000,
+    );
+    expect(Date.now() - t).toBeGreaterThanOrEqual(1000); // kept for a while, not dropped at once
   });
 });

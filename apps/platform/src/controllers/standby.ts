@@ -40,6 +40,8 @@ export interface StandbyOptions {
 export class StandbyController {
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
+  /** Sandboxes kept awake by keep-alive processes: when to ask sandboxd again. */
+  private readonly recheckAt = new Map<string, number>();
   private readonly now: () => number;
 
   constructor(private readonly o: StandbyOptions) {
@@ -83,7 +85,8 @@ export class StandbyController {
           entry.state === 'RUNNING' &&
           !entry.freezing &&
           entry.inflight === 0 &&
-          now - entry.lastUsedMs >= this.o.standbyAfterMs
+          now - entry.lastUsedMs >= this.o.standbyAfterMs &&
+          now >= (this.recheckAt.get(entry.id) ?? 0)
         ) {
           work.push(this.maybeFreeze(entry));
         } else if (entry.lastUsedMs - entry.lastUsedWrittenMs >= (this.o.lastUsedWriteMs ?? 5000)) {
@@ -105,10 +108,12 @@ export class StandbyController {
       return; // sandboxd not answering: the lifecycle controller's health pass decides
     }
     if (keepAlive > 0) {
-      // Look again one standby period later, not on every tick.
-      entry.lastUsedMs = Math.max(entry.lastUsedMs, this.now() - this.o.standbyAfterMs / 2);
+      // Look again half a standby period later, not on every tick. Not a use: lastUsedAt and
+      // ttl-idle count requests only.
+      this.recheckAt.set(entry.id, this.now() + this.o.standbyAfterMs / 2);
       return;
     }
+    this.recheckAt.delete(entry.id);
     if (entry.lastUsedMs !== usedBefore || entry.inflight > 0 || entry.state !== 'RUNNING') return;
     entry.freezing = true;
     try {
