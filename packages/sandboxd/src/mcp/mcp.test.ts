@@ -173,8 +173,9 @@ describe('MCP at /mcp (reference §1.9)', () => {
     });
   });
 
-  it('GET /mcp is 405 with {error}', async () => {
+  it('GET and DELETE /mcp are 405 with {error}', async () => {
     const r = await call(t.base, 'GET', '/mcp');
     expect(r).toMatchObject({ status: 405, body: { error: expect.any(String) } });
+    expect((await call(t.base, 'DELETE', '/mcp')).status).toBe(405);
   });
 });
