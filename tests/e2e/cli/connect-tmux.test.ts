@@ -1,0 +1,120 @@
+// `tarmac sandbox connect` used as a person uses it: in a real terminal (tmux), typing commands
+// and reading the screen. The shell is a real PTY in the real sandboxd; the CLI finds the sandbox
+// on the real platform and its API through TARMAC_SANDBOX_BOX_URL.
+// Needs tmux (Debian package `tmux`); skipped, saying so, on machines without it.
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_MAIN, removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
+import { startSandboxd, type LocalSandboxd } from '../sdk/sandboxd.js';
+import { cliEnv, runCli } from './cli-runner.js';
+
+const hasTmux = (() => {
+  try {
+    execFileSync('tmux', ['-V']);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+if (!hasTmux) console.warn('connect-tmux.test.ts skipped: tmux is not installed (apt-get install tmux)');
+
+const session = `tarmac-connect-${process.pid}`;
+const tmux = (...args: string[]) => execFileSync('tmux', ['-L', session, ...args]).toString();
+const screen = () => tmux('capture-pane', '-p', '-t', session);
+const type = (text: string) => tmux('send-keys', '-t', session, '-l', text);
+const key = (name: string) => tmux('send-keys', '-t', session, name);
+
+describe.skipIf(!hasTmux)('tarmac sandbox connect in tmux', () => {
+  let platform: RunningPlatform;
+  let daemon: LocalSandboxd;
+
+  beforeAll(async () => {
+    platform = await startPlatform();
+    daemon = await startSandboxd();
+    const env = cliEnv({ TARMAC_HOME: platform.home, TARMAC_SANDBOX_BOX_URL: daemon.url });
+    expect((await runCli(['sandbox', 'create', 'box', '--no-wait'], { env })).code).toBe(0);
+    const vars = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+    // remain-on-exit keeps the pane after the CLI exits, so its exit status can be read.
+    tmux(
+      '-f',
+      '/dev/null',
+      'new-session',
+      '-d',
+      '-s',
+      session,
+      '-x',
+      '120',
+      '-y',
+      '40',
+      'env',
+      ...vars,
+      process.execPath,
+      CLI_MAIN,
+      'sandbox',
+      'connect',
+      'box',
+      '--shell',
+      '/bin/sh',
+    );
+    tmux('set-option', '-t', session, 'remain-on-exit', 'on');
+    // A detached session sizes its window itself; manual sizing lets the test resize it.
+    tmux('set-option', '-t', session, 'window-size', 'manual');
+    // Type only once the remote shell has drawn its prompt, as a person would.
+    const deadline = Date.now() + 15_000;
+    while (!/^[$#]\s*$/m.test(screen())) {
+      if (Date.now() > deadline) throw new Error(`no prompt on the screen:\n${screen()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+  afterAll(async () => {
+    try {
+      tmux('kill-server');
+    } catch {
+      // already gone
+    }
+    await daemon?.stop();
+    await platform?.stop();
+    try {
+      if (platform) removeHome(platform.home);
+    } catch {
+      // lingering engine mounts
+    }
+  });
+
+  it('runs a typed command and shows its output on the screen', async () => {
+    type('echo hello-$((6*7))');
+    key('Enter');
+    await expect.poll(screen, { timeout: 15_000 }).toMatch(/^hello-42\s*$/m);
+  });
+
+  it('knows the terminal size and follows a resize', async () => {
+    type('stty size');
+    key('Enter');
+    await expect.poll(screen, { timeout: 10_000 }).toMatch(/^40 120\s*$/m);
+    tmux('resize-window', '-t', session, '-x', '100', '-y', '30');
+    type('stty size');
+    key('Enter');
+    await expect.poll(screen, { timeout: 10_000 }).toMatch(/^30 100\s*$/m);
+    tmux('resize-window', '-t', session, '-x', '120', '-y', '40');
+  });
+
+  it('passes Ctrl-C to the remote command instead of quitting', async () => {
+    type('sleep 30; echo not-interrupted');
+    key('Enter');
+    await new Promise((r) => setTimeout(r, 500));
+    key('C-c');
+    type('echo still-connected');
+    key('Enter');
+    await expect.poll(screen, { timeout: 10_000 }).toMatch(/^still-connected\s*$/m);
+    // The typed line holds the words too; the echo's own output line must not appear.
+    expect(screen()).not.toMatch(/^not-interrupted\s*$/m);
+  });
+
+  it('ends with exit code 0 when the remote shell exits', async () => {
+    type('exit');
+    key('Enter');
+    const dead = () =>
+      tmux('display-message', '-p', '-t', session, '#{pane_dead} #{pane_dead_status}').trim();
+    await expect.poll(dead, { timeout: 10_000 }).toBe('1 0');
+  });
+});
