@@ -30,6 +30,17 @@ export interface SandboxSpec {
   ports?: PortSpec[];
   volumes?: VolumeMount[];
   labels?: Record<string, string>;
+  /**
+   * Host files bind-mounted read-only into the sandbox (e.g. the egress CA bundle over the system
+   * trust store, apps/platform/src/egress/ARCHITECTURE.md).
+   */
+  files?: HostFile[];
+}
+
+export interface HostFile {
+  hostPath: string;
+  /** Absolute path inside the sandbox; an existing file there is shadowed. */
+  containerPath: string;
 }
 
 export interface SandboxInfo {

@@ -1,4 +1,5 @@
 export type {
+  HostFile,
   DeleteOptions,
   Engine,
   ImageInfo,

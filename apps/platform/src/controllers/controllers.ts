@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { ChangeFeed } from '../shared/change-feed.js';
 import { ExpiryTimers } from './expiry-timers.js';
 import { LiveSandboxes } from './live-sandboxes.js';
-import { SandboxController } from './sandbox-controller.js';
+import { SandboxController, type SandboxControllerOptions } from './sandbox-controller.js';
 import { SANDBOX_KIND, VOLUME_KIND, type EnvVar, type SandboxRow } from './sandbox-record.js';
 import { StandbyController, type Freezer } from './standby.js';
 import { VolumeController } from './volume-controller.js';
@@ -28,6 +28,8 @@ export interface ControllerDeps {
   revealEnvs?: (row: SandboxRow) => EnvVar[];
   /** sandboxd's keep-alive process count; defaults to GET http://<ip>:8080/health. */
   keepAliveCount?: (ip: string) => Promise<number>;
+  /** Egress env vars and CA files every sandbox gets (SandboxControllerOptions.sandboxDefaults). */
+  sandboxDefaults?: SandboxControllerOptions['sandboxDefaults'];
 }
 
 export interface Controllers {
@@ -58,6 +60,7 @@ export function startControllers(deps: ControllerDeps): Controllers {
     logger: deps.logger,
     ...(deps.now ? { now: deps.now } : {}),
     ...(deps.revealEnvs ? { revealEnvs: deps.revealEnvs } : {}),
+    ...(deps.sandboxDefaults ? { sandboxDefaults: deps.sandboxDefaults } : {}),
     onRecord: (row) => expiry.track(row),
   });
   const volumes = new VolumeController({ engine: deps.engine, resources, logger: deps.logger });

@@ -13,7 +13,8 @@ import { lifecycleDurationSeconds } from '@tarmac/contract';
 export interface EngineConfig {
   standbyAfterMs: number;
   imageDir: string | undefined;
-  network: { bridge?: string; subnet?: string };
+  /** allowedHostPorts: set by main.ts to the egress proxy's port (egress/ARCHITECTURE.md). */
+  network: { bridge?: string; subnet?: string; allowedHostPorts?: number[] };
   sandboxDomain: string;
   sandboxdBundle: string | undefined;
   tiniBinary: string;

@@ -12,7 +12,13 @@
  * Level-triggered: every pass reads the record and the engine and converges, so a lost notice, a
  * crash mid-way or a platform restart are all repaired by the next pass (`resync`).
  */
-import { SandboxNotFoundError, type Engine, type SandboxInfo, type SandboxSpec } from '@tarmac/engine';
+import {
+  SandboxNotFoundError,
+  type Engine,
+  type HostFile,
+  type SandboxInfo,
+  type SandboxSpec,
+} from '@tarmac/engine';
 import type { ResourceRow } from '@tarmac/store';
 import type { Logger } from 'pino';
 import { lifecycleDurationSeconds } from '@tarmac/contract';
@@ -38,6 +44,11 @@ export interface SandboxControllerOptions {
   now?: () => number;
   /** The spec's envs in clear (secret values are stored sealed; opened only here, at start). */
   revealEnvs?: (row: SandboxRow) => EnvVar[];
+  /**
+   * What every sandbox gets besides its spec: the egress proxy's env vars and the CA bundle files
+   * (egress/sandbox-setup.ts). The spec's own envs win over these env names.
+   */
+  sandboxDefaults?: { env: Record<string, string>; files: HostFile[] };
   /** Told when a sandbox's record changed in a way expiry depends on, or it left DEPLOYED. */
   onRecord?: (row: SandboxRow) => void;
   readyTimeoutMs?: number;
@@ -259,7 +270,7 @@ export class SandboxController {
 
   private async engineSpec(row: SandboxRow, engineId: string): Promise<SandboxSpec> {
     const runtime = row.spec.runtime ?? {};
-    const env: Record<string, string> = {};
+    const env: Record<string, string> = { ...this.o.sandboxDefaults?.env };
     const envs = this.o.revealEnvs ? this.o.revealEnvs(row) : (runtime.envs ?? []);
     for (const e of envs) env[e.name] = e.value ?? '';
     const volumes: SandboxSpec['volumes'] = [];
@@ -281,6 +292,7 @@ export class SandboxController {
       hostname: row.name,
       ports: runtime.ports ?? [],
       volumes,
+      files: this.o.sandboxDefaults?.files ?? [],
       labels: { workspace: row.workspace, sandbox: row.name, record: row.id },
     };
   }

@@ -75,3 +75,22 @@ export function staticLookup(table: Readonly<Record<string, string>>): Lookup {
     callback(null, [{ address, family: isIP(address) === 6 ? 6 : 4 }]);
   };
 }
+
+/** A few fixed names (tests, like curl's --resolve), everything else through `fallback`. */
+export function overrideLookup(table: Readonly<Record<string, string>>, fallback: Lookup): Lookup {
+  const fixed = staticLookup(table);
+  return (hostname, options, callback) =>
+    hostname.toLowerCase() in table
+      ? fixed(hostname, options, callback)
+      : fallback(hostname, options, callback);
+}
+
+/** Parses `name=address,name=address` (TARMAC_EGRESS_RESOLVE). */
+export function parseResolveList(text: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (text ?? '').split(',')) {
+    const [name, address] = pair.split('=').map((s) => s.trim());
+    if (name && address && isIP(address)) out[name.toLowerCase()] = address;
+  }
+  return out;
+}

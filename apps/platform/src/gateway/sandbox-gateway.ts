@@ -34,6 +34,16 @@ export interface SandboxGatewayDeps {
   domain?: string;
   /** sandboxd's port inside the sandbox (8080; tests point it elsewhere). */
   sandboxPort?: number;
+  /**
+   * Routes the platform answers itself after authentication, before proxying to sandboxd (the
+   * tunnel routes, tunnel/tunnel-routes.ts). Resolves true when it answered.
+   */
+  intercept?: (
+    req: IncomingMessage,
+    res: ServerResponse,
+    entry: LiveSandbox,
+    path: string,
+  ) => Promise<boolean>;
   now?: () => number;
 }
 
@@ -71,6 +81,7 @@ export class SandboxGateway {
     }
     entry.inflight++;
     try {
+      if (this.d.intercept && (await this.d.intercept(req, res, entry, target.path))) return;
       await this.proxy.forward(req, res, {
         host: entry.ip,
         port: this.d.sandboxPort ?? 8080,

@@ -15,8 +15,23 @@ import { sandboxUrl } from '../../resources/hosts.js';
 import { assertSameName, envelopeMetadata, eventsOf, metadataColumns } from '../../resources/metadata.js';
 import type { SecretView } from '../../resources/secrets.js';
 import type { VolumesService } from '../volumes/volumes.service.js';
+import { validateNetworkSpec } from '../../egress/validate.js';
 import { sandboxExpiresIn } from './sandbox-expiry.js';
 import { sandboxSecretContext, sealSandboxSpec, viewSandboxSpec } from './sandbox-secrets.js';
+
+/**
+ * `spec.network` must be applicable as written (egress/validate.ts): an unsupported feature is a
+ * 400 naming the field, never silently ignored.
+ */
+function checkNetwork(spec: SandboxSpec): void {
+  const issues = validateNetworkSpec(spec.network);
+  const first = issues[0];
+  if (!first) return;
+  const field = (path: string) => path.replace(/\[(\d+)\]/g, '.$1');
+  throw new ApiError('validation_error', `${field(first.path)}: ${first.message}`, {
+    details: issues.map((i) => ({ field: field(i.path), message: i.message })),
+  });
+}
 
 /** Kind string of sandbox records in the resources table (contract with the controller: README.md). */
 export const SANDBOX_KIND = 'sandbox';
@@ -96,6 +111,7 @@ export class SandboxesService {
       throw this.alreadyExists(ws.name, name);
     }
     const spec: SandboxSpec = { ...body.spec, region: body.spec.region ?? this.deps.hosts.region };
+    checkNetwork(spec);
     await this.checkImage(ws.name, name, spec);
     const holder = `sandbox:${name}`;
     for (const [i, volume] of (spec.volumes ?? []).entries()) {
@@ -160,6 +176,7 @@ export class SandboxesService {
     if (JSON.stringify(spec.runtime?.extraArgs ?? {}) !== JSON.stringify(row.spec.runtime?.extraArgs ?? {})) {
       throw invalidField('spec.runtime.extraArgs', 'is immutable after creation');
     }
+    checkNetwork(spec);
     if (spec.runtime?.image !== row.spec.runtime?.image) await this.checkImage(ws.name, name, spec);
     const holder = `sandbox:${name}`;
     await this.attachVolumes(ws.name, holder, spec, row.spec.volumes ?? [], actor);
