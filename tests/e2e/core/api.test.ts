@@ -4,6 +4,7 @@
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeHome, startPlatform, tempHome, type RunningPlatform } from '../support/platform.js';
+import { isolatedEnv } from './process.js';
 
 type ErrorBody = { error: string; code: number; message: string; details?: { field: string }[] };
 type Envelope<T> = { data: T[]; meta: { hasMore: boolean; nextCursor: string; total: number } };
@@ -19,7 +20,7 @@ describe('platform core API over HTTP', () => {
     p.api(path, { ...init, method: 'POST', body: JSON.stringify(body) });
 
   beforeAll(async () => {
-    p = await startPlatform({ home, env: { TARMAC_LOG_LEVEL: 'info' } });
+    p = await startPlatform({ home, env: await isolatedEnv({ TARMAC_LOG_LEVEL: 'info' }) });
   });
   afterAll(async () => {
     await p?.stop('SIGTERM');

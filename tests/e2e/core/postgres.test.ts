@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeHome, startPlatform, tempHome } from '../support/platform.js';
+import { isolatedEnv } from './process.js';
 
 const adminUrl = process.env.TARMAC_TEST_DATABASE_URL;
 if (!adminUrl && process.env.CI) throw new Error('CI must set TARMAC_TEST_DATABASE_URL');
@@ -36,7 +37,7 @@ describe.skipIf(!adminUrl)('tarmac platform binary on PostgreSQL', () => {
   });
 
   it('creates its schema and identity in PostgreSQL, serves the API, and reuses them on restart', async () => {
-    const first = await startPlatform({ home, env: { TARMAC_DATABASE_URL: databaseUrl } });
+    const first = await startPlatform({ home, env: await isolatedEnv({ TARMAC_DATABASE_URL: databaseUrl }) });
     expect(existsSync(join(home, 'tarmac.db'))).toBe(false);
     const created = await first.api('/v0/workspaces', {
       method: 'POST',
@@ -63,7 +64,10 @@ describe.skipIf(!adminUrl)('tarmac platform binary on PostgreSQL', () => {
     expect(keys.rows).toHaveLength(1);
     expect(JSON.stringify(keys.rows[0])).not.toContain(key.apiKey.split('.')[1]);
 
-    const second = await startPlatform({ home, env: { TARMAC_DATABASE_URL: databaseUrl } });
+    const second = await startPlatform({
+      home,
+      env: await isolatedEnv({ TARMAC_DATABASE_URL: databaseUrl }),
+    });
     expect(second.credentials.accountId).toBe(first.credentials.accountId);
     expect((await second.api('/v0/workspaces/on-pg')).status).toBe(200);
     const withNewKey = await fetch(`${second.url}/v0/workspaces`, {

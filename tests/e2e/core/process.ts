@@ -3,7 +3,17 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Credentials } from '../support/platform.js';
+import { freePort, type Credentials } from '../support/platform.js';
+
+/**
+ * Environment for a platform in these tests: its own egress proxy port, so it can run beside other
+ * platforms on this host (the default, 3128 on the sandbox bridge, is one per host).
+ */
+export async function isolatedEnv<T extends Record<string, string | undefined> = Record<never, never>>(
+  extra: T = {} as T,
+): Promise<{ TARMAC_EGRESS_PORT: string } & T> {
+  return { TARMAC_EGRESS_PORT: String(await freePort()), ...extra };
+}
 
 export interface Spawned {
   output(): string;

@@ -14,7 +14,7 @@ import {
   startPlatform,
   tempHome,
 } from '../support/platform.js';
-import { spawnNode, waitForPlatform } from './process.js';
+import { isolatedEnv, spawnNode, waitForPlatform } from './process.js';
 
 const homes: string[] = [];
 const home = () => {
@@ -27,7 +27,7 @@ afterAll(() => homes.forEach(removeHome));
 describe('tarmac platform binary: first start, second start, SIGTERM', () => {
   it('creates the account, workspace and admin key once, and reuses them on the next start', async () => {
     const dir = home();
-    const first = await startPlatform({ home: dir });
+    const first = await startPlatform({ home: dir, env: await isolatedEnv() });
     expect(Object.keys(first.credentials).sort()).toEqual([
       'accountId',
       'apiKey',
@@ -59,7 +59,7 @@ describe('tarmac platform binary: first start, second start, SIGTERM', () => {
     const jwks1 = await (await fetch(`${first.url}/.well-known/jwks.json`)).json();
     expect(await first.stop('SIGTERM')).toBe(0);
 
-    const second = await startPlatform({ home: dir });
+    const second = await startPlatform({ home: dir, env: await isolatedEnv() });
     expect(second.credentials.accountId).toBe(first.credentials.accountId);
     expect(second.credentials.apiKey).toBe(first.credentials.apiKey);
     expect(second.output()).not.toContain(first.credentials.apiKey);
@@ -70,7 +70,7 @@ describe('tarmac platform binary: first start, second start, SIGTERM', () => {
   });
 
   it('on SIGTERM, a request in flight completes before the process exits 0', async () => {
-    const platform = await startPlatform({ home: home() });
+    const platform = await startPlatform({ home: home(), env: await isolatedEnv() });
     const body = JSON.stringify({ name: 'in-flight', displayName: 'Sent across SIGTERM' });
     const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = httpRequest(
@@ -111,7 +111,10 @@ describe('tarmac platform binary: first start, second start, SIGTERM', () => {
   it('`tarmac up` through the CLI binary with --port, --host and --home, stopped by SIGTERM', async () => {
     const dir = home();
     const port = await freePort();
-    const cli = spawnNode([CLI_MAIN, 'up', '--port', String(port), '--host', '127.0.0.1', '--home', dir], {});
+    const cli = spawnNode(
+      [CLI_MAIN, 'up', '--port', String(port), '--host', '127.0.0.1', '--home', dir],
+      await isolatedEnv(),
+    );
     const url = `http://127.0.0.1:${port}`;
     const credentials = await waitForPlatform(cli, url, dir);
     expect(credentials.apiUrl).toBe(url);
@@ -126,7 +129,10 @@ describe('tarmac platform binary: first start, second start, SIGTERM', () => {
   it('--host binds only that address and is reflected in apiUrl', async () => {
     const dir = home();
     const port = await freePort();
-    const proc = spawnNode([PLATFORM_MAIN, '--port', String(port), '--host', '127.0.0.2', '--home', dir], {});
+    const proc = spawnNode(
+      [PLATFORM_MAIN, '--port', String(port), '--host', '127.0.0.2', '--home', dir],
+      await isolatedEnv(),
+    );
     const credentials = await waitForPlatform(proc, `http://127.0.0.2:${port}`, dir);
     expect(credentials.apiUrl).toBe(`http://127.0.0.2:${port}`);
     await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
@@ -136,7 +142,10 @@ describe('tarmac platform binary: first start, second start, SIGTERM', () => {
   it('data goes to TARMAC_HOME without --home, and to ~/.tarmac without either', async () => {
     const viaEnv = home();
     const port = await freePort();
-    const withEnv = spawnNode([PLATFORM_MAIN, '--port', String(port)], { TARMAC_HOME: viaEnv });
+    const withEnv = spawnNode(
+      [PLATFORM_MAIN, '--port', String(port)],
+      await isolatedEnv({ TARMAC_HOME: viaEnv }),
+    );
     const fromEnv = await waitForPlatform(withEnv, `http://127.0.0.1:${port}`, viaEnv);
     expect(fromEnv.apiKey).toMatch(/^ak_/);
     expect(existsSync(join(viaEnv, 'tarmac.db'))).toBe(true);
@@ -145,10 +154,10 @@ describe('tarmac platform binary: first start, second start, SIGTERM', () => {
     const fakeHome = mkdtempSync(join(tmpdir(), 'tarmac-userhome-'));
     homes.push(fakeHome);
     const port2 = await freePort();
-    const withDefault = spawnNode([PLATFORM_MAIN, '--port', String(port2)], {
-      TARMAC_HOME: undefined,
-      HOME: fakeHome,
-    });
+    const withDefault = spawnNode(
+      [PLATFORM_MAIN, '--port', String(port2)],
+      await isolatedEnv({ TARMAC_HOME: undefined, HOME: fakeHome }),
+    );
     const fromDefault = await waitForPlatform(
       withDefault,
       `http://127.0.0.1:${port2}`,
@@ -161,7 +170,7 @@ describe('tarmac platform binary: first start, second start, SIGTERM', () => {
   });
 
   it('refuses a bad --port with a message and exit code 2', async () => {
-    const proc = spawnNode([PLATFORM_MAIN, '--port', 'eighty', '--home', home()], {});
+    const proc = spawnNode([PLATFORM_MAIN, '--port', 'eighty', '--home', home()], await isolatedEnv());
     expect(await proc.exited).toBe(2);
     expect(proc.output()).toContain('--port');
   });
