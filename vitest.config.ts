@@ -18,6 +18,9 @@ export default defineConfig({
           // One file at a time: e2e files start real platforms and sandboxes, which share the
           // host's cgroups, bridge and CPU; on a 2-core machine parallel files only add noise.
           fileParallelism: false,
+          // eventsource-parser (used by the MCP SDK client) exports TypeScript sources under the
+          // "source" condition; let Vite transform it instead of handing .ts to Node.
+          server: { deps: { inline: ['@modelcontextprotocol/sdk', 'eventsource-parser'] } },
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },

@@ -135,6 +135,7 @@ async function main(): Promise<void> {
     createServer: withSandboxGateway(
       () => sandboxPlane.gateway,
       () => sandboxPlane.rawRoutes,
+      () => sandboxPlane.previews,
     ),
   });
   await new Promise<void>((resolve, reject) => {

@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { PreviewGateway } from './previews/preview-gateway.js';
 import type { SandboxGateway } from './sandbox-gateway.js';
 
 /** A raw (non-JSON, unbounded body) management route served beside the app, e.g. image import. */
@@ -17,9 +18,14 @@ export interface RawRoute {
 export function withSandboxGateway(
   gateway: () => SandboxGateway | undefined,
   raw: () => readonly RawRoute[] = () => [],
+  previews: () => PreviewGateway | undefined = () => undefined,
 ): typeof createServer {
   return ((options: object, app: RequestListener) => {
     const server = createServer(options, (req: IncomingMessage, res: ServerResponse) => {
+      // Preview hosts first: they are host-shaped only and never look like sandbox or API traffic.
+      const pg = previews();
+      const preview = pg?.match(req);
+      if (pg && preview) return void pg.handle(req, res, preview);
       const g = gateway();
       const target = g?.match(req);
       if (g && target) return void g.handle(req, res, target);
@@ -28,6 +34,9 @@ export function withSandboxGateway(
       app(req, res);
     });
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const pg = previews();
+      const preview = pg?.match(req);
+      if (pg && preview) return void pg.upgrade(req, socket, head, preview);
       const g = gateway();
       const target = g?.match(req);
       if (g && target) void g.upgrade(req, socket, head, target);

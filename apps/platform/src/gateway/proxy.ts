@@ -32,11 +32,33 @@ export interface Upstream {
   host: string;
   port: number;
   path: string;
+  /** Request headers not to forward (default: hop-by-hop plus the platform credentials). */
+  drop?: ReadonlySet<string>;
+  /** Set on the forwarded request, replacing the client's (a preview's `spec.requestHeaders`). */
+  requestHeaders?: Readonly<Record<string, string>>;
+  /** Set on the response, replacing the upstream's (a preview's `spec.responseHeaders`). */
+  responseHeaders?: Readonly<Record<string, string>>;
 }
 
-function forwardHeaders(headers: IncomingHttpHeaders, drop: Set<string>): IncomingHttpHeaders {
+/** Hop-by-hop request headers only: what a preview drops (its app may use Authorization). */
+export const HOP_BY_HOP_REQUEST: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'upgrade',
+  'trailer',
+]);
+
+function forwardHeaders(
+  headers: IncomingHttpHeaders,
+  drop: ReadonlySet<string>,
+  set: Readonly<Record<string, string>> = {},
+): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {};
   for (const [k, v] of Object.entries(headers)) if (!drop.has(k) && v !== undefined) out[k] = v;
+  for (const [k, v] of Object.entries(set)) out[k.toLowerCase()] = v;
   return out;
 }
 
@@ -46,12 +68,12 @@ export class SandboxProxy {
   /** Pipes the request to the upstream and its response back; resolves when the exchange ends. */
   forward(req: IncomingMessage, res: ServerResponse, to: Upstream): Promise<void> {
     return new Promise((resolve) => {
-      const headers = forwardHeaders(req.headers, DROP_REQUEST);
+      const headers = forwardHeaders(req.headers, to.drop ?? DROP_REQUEST, to.requestHeaders);
       headers['x-forwarded-host'] = req.headers.host;
       const upstream = request(
         { host: to.host, port: to.port, path: to.path, method: req.method, headers, agent: this.agent },
         (up) => {
-          res.writeHead(up.statusCode ?? 502, forwardHeaders(up.headers, DROP_RESPONSE));
+          res.writeHead(up.statusCode ?? 502, forwardHeaders(up.headers, DROP_RESPONSE, to.responseHeaders));
           up.pipe(res);
           up.once('error', () => res.destroy());
         },
@@ -81,7 +103,7 @@ export class SandboxProxy {
         resolve();
       };
       server.once('connect', () => {
-        const headers = forwardHeaders(req.headers, DROP_REQUEST);
+        const headers = forwardHeaders(req.headers, to.drop ?? DROP_REQUEST, to.requestHeaders);
         const lines = [`${req.method ?? 'GET'} ${to.path} HTTP/1.1`];
         for (const [k, v] of Object.entries(headers)) {
           for (const value of Array.isArray(v) ? v : [v]) lines.push(`${k}: ${value}`);

@@ -17,6 +17,7 @@ import { sandboxSecretContext, viewSandboxSpec } from '../modules/sandboxes/sand
 import { SecretBox } from '../resources/secrets.js';
 import type { ChangeFeed } from '../shared/change-feed.js';
 import { imageImportApp } from './image-import.js';
+import { PreviewGateway } from './previews/preview-gateway.js';
 import type { RawRoute } from './listener.js';
 import { SandboxGateway, type SandboxGatewayDeps } from './sandbox-gateway.js';
 
@@ -42,6 +43,8 @@ export interface SandboxPlane {
   engine: LocalEngine;
   controllers: Controllers;
   gateway: SandboxGateway;
+  /** Serves preview hosts (previews/preview-gateway.ts). */
+  previews: PreviewGateway;
   /** Raw-body management routes served at the listener (POST /v0/images/import). */
   rawRoutes: RawRoute[];
   /** For the sandboxes module: false for an image the engine does not have (400 INVALID_IMAGE). */
@@ -81,6 +84,16 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     domain: d.config.sandboxDomain,
     ...(d.gatewayIntercept ? { intercept: d.gatewayIntercept } : {}),
   });
+  const previews = new PreviewGateway({
+    live: controllers.live,
+    touch: (entry) => controllers.standby.touch(entry),
+    store: d.store,
+    changes: d.changes,
+    logger: d.logger,
+    ready: controllers.ready,
+    domain: d.config.sandboxDomain,
+    ...(d.gatewayIntercept ? { intercept: d.gatewayIntercept } : {}),
+  });
   const imageImport = imageImportApp({
     engine,
     authenticator,
@@ -92,6 +105,7 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     engine,
     controllers,
     gateway,
+    previews,
     rawRoutes: [imageImport],
     async validateImage(ref) {
       try {
@@ -104,6 +118,7 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     },
     async stop() {
       gateway.close();
+      previews.close();
       await controllers.stop();
     },
   };
