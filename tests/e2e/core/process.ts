@@ -9,9 +9,11 @@ import { freePort, type Credentials } from '../support/platform.js';
  * Environment for a platform in these tests: its own egress proxy port, so it can run beside other
  * platforms on this host (the default, 3128 on the sandbox bridge, is one per host).
  */
-export async function isolatedEnv<T extends Record<string, string | undefined> = Record<never, never>>(
-  extra: T = {} as T,
-): Promise<{ TARMAC_EGRESS_PORT: string } & T> {
+export async function isolatedEnv(): Promise<Record<string, string>>;
+export async function isolatedEnv<T extends Record<string, string | undefined>>(
+  extra: T,
+): Promise<Record<string, string> & T>;
+export async function isolatedEnv(extra: Record<string, string | undefined> = {}) {
   return { TARMAC_EGRESS_PORT: String(await freePort()), ...extra };
 }
 
