@@ -48,7 +48,11 @@ export function afterPosition<DB, TB extends keyof DB>(
   const op = spec.direction === 'asc' ? '>' : '<';
   const key = sql.ref(spec.key);
   const id = sql.ref(spec.id);
-  return sql<SqlBool>`(${key} ${sql.raw(op)} ${after.key} or (${key} = ${after.key} and ${id} ${sql.raw(op)} ${after.id}))`;
+  // The leading `key <=/>= after.key` is implied by the rest but lets both planners start an index
+  // range at the cursor; without it the OR makes SQLite scan from the first row (a page 90,000
+  // rows deep cost 40 ms instead of 1 ms with 100,000 records, bench/api.ts).
+  const bound = spec.direction === 'asc' ? '>=' : '<=';
+  return sql<SqlBool>`(${key} ${sql.raw(bound)} ${after.key} and (${key} ${sql.raw(op)} ${after.key} or ${id} ${sql.raw(op)} ${after.id}))`;
 }
 
 /** Escapes LIKE wildcards so `q` is a plain substring. */

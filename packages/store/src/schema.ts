@@ -101,6 +101,14 @@ export interface ResourcesTable {
   terminated_at: string | null;
 }
 
+/** Rows per (workspace, kind, parent), kept by triggers (migration 003): `meta.total` of lists. */
+export interface ResourceCountsTable {
+  workspace: string;
+  kind: string;
+  parent: string;
+  n: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   account_admins: AccountAdminsTable;
@@ -111,4 +119,5 @@ export interface Database {
   refresh_tokens: RefreshTokensTable;
   invitations: InvitationsTable;
   resources: ResourcesTable;
+  resource_counts: ResourceCountsTable;
 }

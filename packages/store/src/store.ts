@@ -44,6 +44,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   const { error, results } = await new Migrator({
     db,
     provider: migrationProvider,
+    // Migrations are numbered per area by parallel work (003 may land after 010): each is
+    // independent, so a database that already ran a later number still takes an earlier new one.
+    allowUnorderedMigrations: true,
     ...(isPostgres && options.schema ? { migrationTableSchema: options.schema } : {}),
   }).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');

@@ -1,6 +1,7 @@
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import * as identity from './001-identity.js';
 import * as resources from './002-resources.js';
+import * as resourceCounts from './003-resource-counts.js';
 import * as metering from './010-metering.js';
 
 /**
@@ -10,6 +11,7 @@ import * as metering from './010-metering.js';
 const MIGRATIONS: Record<string, Migration> = {
   '001-identity': identity,
   '002-resources': resources,
+  '003-resource-counts': resourceCounts,
   '010-metering': metering,
 };
 

@@ -48,7 +48,16 @@ interface Transform {
   ) => Record<string, string> | undefined;
 }
 
+/** Whether the spec holds any secret value (most do not: lists then skip the copy). */
+function hasSecrets(spec: SandboxSpec): boolean {
+  return (
+    (spec.runtime?.envs ?? []).some((e) => e.secret) ||
+    (spec.network?.proxy?.routing ?? []).some((r) => r.secrets !== undefined)
+  );
+}
+
 function transform(spec: SandboxSpec, previous: SandboxSpec | undefined, t: Transform): SandboxSpec {
+  if (!hasSecrets(spec)) return spec;
   const out: SandboxSpec = structuredClone(spec);
   if (out.runtime?.envs) out.runtime.envs = t.envs(out.runtime.envs, previous?.runtime?.envs);
   const routing = out.network?.proxy?.routing;
