@@ -66,13 +66,18 @@ describe.skipIf(missing !== null)(`sandbox isolation${missing ? ` (skipped: ${mi
       p!,
       'iso-a',
       // 10.202.0.1 is the host's address on the e2e bridge (E2E_NETWORK), the only host IP in reach.
-      `curl -s -m 2 http://${other}:8080/health >/dev/null; echo sandbox=$?; ` +
-        `curl -s -m 2 http://10.202.0.1:${hostPort}/ ; echo host=$?; ` +
-        `curl -s -m 2 http://10.202.0.1:${p!.port}/health ; echo platform=$?`,
+      // Direct connections (--noproxy), then the same through the egress proxy every sandbox is
+      // given (HTTP_PROXY), which refuses the bridge and the host (egress/ARCHITECTURE.md).
+      `curl -s -m 2 --noproxy '*' http://${other}:8080/health >/dev/null; echo sandbox=$?; ` +
+        `curl -s -m 2 --noproxy '*' http://10.202.0.1:${hostPort}/ ; echo host=$?; ` +
+        `curl -s -m 2 --noproxy '*' http://10.202.0.1:${p!.port}/health ; echo platform=$?; ` +
+        `for u in http://${other}:8080/health http://10.202.0.1:${hostPort}/ http://10.202.0.1:${p!.port}/health; do ` +
+        `curl -s -m 2 -o /dev/null -w 'proxied=%{http_code} ' $u; done`,
     );
     expect(r.stdout).toMatch(/sandbox=(7|28)/);
     expect(r.stdout).toMatch(/host=(7|28)/);
     expect(r.stdout).toMatch(/platform=(7|28)/);
+    expect(r.stdout).toContain('proxied=403 proxied=403 proxied=403');
     expect(r.stdout).not.toContain('host-secret');
   });
 
