@@ -23,7 +23,7 @@ let p: RunningPlatform | undefined;
 
 beforeAll(async () => {
   if (skip) return;
-  p = await startSandboxPlatform();
+  p = await startSandboxPlatform({ env: ownNetwork(1) });
   await createSandbox(p, NAME);
 }, 15 * 60_000);
 afterAll(() => cleanUp(p, [NAME]), 120_000);

@@ -89,3 +89,11 @@ export async function body<T = Record<string, unknown>>(res: Response): Promise<
     throw new Error(`not JSON (${res.status}): ${text.slice(0, 300)}`);
   }
 }
+
+/**
+ * A bridge and subnet of this area's own (the sandboxes area uses tarmace2e0): other engineers'
+ * e2e runs on the same machine would otherwise collide on the bridge and the egress proxy port.
+ */
+export function ownNetwork(n: number): Record<string, string> {
+  return { TARMAC_BRIDGE: `tarmacsa${n}`, TARMAC_SUBNET: `10.${210 + n}.0.0/16` };
+}
