@@ -71,7 +71,7 @@ async function main(): Promise<void> {
     log: (event) => logger.debug(event, 'egress'),
     now: new Date(),
   });
-  engineConfig.network.allowedHostPorts = [egressPort];
+  engineConfig.network.allowedHostPorts = egress.ports;
   const sandboxPlane = startSandboxPlane({
     sandboxDefaults: egress.sandboxDefaults,
     gatewayIntercept: egress.intercept,
@@ -95,6 +95,7 @@ async function main(): Promise<void> {
     runner: new ProcessRunner(),
     netnsOf: (engineId) => sandboxPlane.engine.network.netnsName(engineId),
   });
+  logger.info({ url: await egress.url() }, 'egress proxy listening');
 
   // Metering (metering/ARCHITECTURE.md): prices and pass interval from the environment; the meter
   // listens to the same change feed as the controllers.

@@ -69,6 +69,7 @@ describe.skipIf(missing !== null)(`sandbox egress${missing ? ` (skipped: ${missi
   let dir: string;
   let certs: OutsideCerts;
   let server: ChildProcess | undefined;
+  let proxyUrl = '';
 
   async function seenAt(marker: string) {
     const res = await fetch(`http://${outside.nsIp}:8081/`);
@@ -114,6 +115,7 @@ describe.skipIf(missing !== null)(`sandbox egress${missing ? ` (skipped: ${missi
       },
     });
     await createSandbox(p, NAME, { network: network() }, { memory: 256 });
+    proxyUrl = (await exec(p, NAME, 'printf %s "$HTTPS_PROXY"')).stdout ?? '';
   }, 15 * 60_000);
 
   afterAll(async () => {
@@ -130,8 +132,10 @@ describe.skipIf(missing !== null)(`sandbox egress${missing ? ` (skipped: ${missi
       NAME,
       'env | sort | grep -Ei "proxy|_CA|CERT" ; grep -c BEGIN /etc/ssl/certs/ca-certificates.crt',
     );
-    expect(r.stdout).toContain(`HTTPS_PROXY=http://${GATEWAY}:3128`);
-    expect(r.stdout).toContain(`http_proxy=http://${GATEWAY}:3128`);
+    // 3128 unless another platform on this bridge holds it (egress-plane.ts PORT_CHOICES).
+    expect(proxyUrl).toMatch(new RegExp(`^http://${GATEWAY.replaceAll('.', '\\.')}:31(2[89]|[34]\\d)$`));
+    expect(r.stdout).toContain(`HTTPS_PROXY=${proxyUrl}`);
+    expect(r.stdout).toContain(`http_proxy=${proxyUrl}`);
     expect(r.stdout).toContain('NODE_EXTRA_CA_CERTS=/usr/local/share/ca-certificates/tarmac-egress-ca.crt');
     expect(r.stdout).toContain('REQUESTS_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt');
     const ca = await exec(p!, NAME, 'cat /usr/local/share/ca-certificates/tarmac-egress-ca.crt');
@@ -162,7 +166,7 @@ describe.skipIf(missing !== null)(`sandbox egress${missing ? ` (skipped: ${missi
     const direct = await curl(`http://${outside.nsIp}/sbx-direct`, "--noproxy '*' --connect-timeout 3");
     expect(direct.exit).not.toBe(0);
     // Nor through the proxy to the platform itself or another sandbox's address range.
-    const internal = await curl(`http://${GATEWAY}:3128/`, "--noproxy '*'");
+    const internal = await curl(`${proxyUrl}/`, "--noproxy '*'");
     expect(internal.status).toBe(400); // the proxy answers, but refuses to be a web server
     const viaProxy = await curl(`http://${GATEWAY}:8080/v0/health`);
     expect(viaProxy.status).toBe(403);

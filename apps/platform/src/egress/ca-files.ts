@@ -35,6 +35,7 @@ export async function loadOrCreateEgressCa(
   home: { root: string; keys: string },
   now: Date,
 ): Promise<EgressCaFiles> {
+  await mkdir(home.keys, { recursive: true, mode: 0o700 });
   const keyPath = join(home.keys, 'egress-ca.key');
   const certKeyPath = join(home.keys, 'egress-ca.pem');
   const [keyPem, certPem] = [await readIfExists(keyPath), await readIfExists(certKeyPath)];

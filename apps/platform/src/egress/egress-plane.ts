@@ -61,9 +61,17 @@ export interface EgressAttach {
   netnsOf: (engineId: string) => string;
 }
 
+/**
+ * Ports the proxy may take, from `port` up: platforms sharing one bridge (tests on one machine)
+ * each get their own, and the engine's firewall, which is per bridge, opens all of them.
+ */
+export const PORT_CHOICES = 20;
+
 export class EgressPlane {
-  readonly proxyUrl: string;
-  readonly sandboxDefaults: { env: Record<string, string>; files: HostFile[] };
+  /** Every port a proxy on this bridge may use (the engine's `allowedHostPorts`). */
+  readonly ports: number[];
+  private readonly listening: Promise<string>;
+  private settle!: { resolve: (url: string) => void; reject: (err: Error) => void };
   private proxy: EgressProxy | undefined;
   private policies: SandboxPolicies | undefined;
   private tunnels: TunnelService | undefined;
@@ -72,9 +80,14 @@ export class EgressPlane {
     private readonly s: EgressSettings,
     readonly ca: EgressCaFiles,
   ) {
-    this.proxyUrl = `http://${gatewayAddress(s.subnet)}:${s.port}`;
-    this.sandboxDefaults = egressSandboxDefaults(this.proxyUrl, ca);
+    this.ports = Array.from({ length: PORT_CHOICES }, (_, i) => s.port + i);
+    this.listening = new Promise<string>((resolve, reject) => (this.settle = { resolve, reject }));
+    this.listening.catch(() => undefined); // surfaced by sandboxDefaults, not as an unhandled rejection
   }
+
+  /** For the sandbox controller: waits until the proxy listens, so the URL is the bound one. */
+  readonly sandboxDefaults = async (): Promise<{ env: Record<string, string>; files: HostFile[] }> =>
+    egressSandboxDefaults(await this.listening, this.ca);
 
   static async prepare(s: EgressSettings): Promise<EgressPlane> {
     return new EgressPlane(s, await loadOrCreateEgressCa(s.home, s.now));
@@ -124,15 +137,44 @@ export class EgressPlane {
       lookup: overrideLookup(this.s.resolve, dnsLookup as unknown as Lookup),
       ...(this.s.log ? { log: this.s.log } : {}),
     });
-    const proxy = this.proxy;
-    await new Promise<void>((resolve, reject) => {
-      proxy.server.once('error', reject);
-      proxy.server.listen(this.s.port, gatewayAddress(this.s.subnet), () => resolve());
-    });
+    const host = gatewayAddress(this.s.subnet);
+    for (const port of this.ports) {
+      try {
+        await listen(this.proxy, host, port);
+        this.settle.resolve(`http://${host}:${port}`);
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') {
+          this.settle.reject(err as Error);
+          throw err;
+        }
+      }
+    }
+    const err = new Error(
+      `egress proxy: ports ${this.ports[0]}-${this.ports.at(-1)} on ${host} are all in use`,
+    );
+    this.settle.reject(err);
+    throw err;
+  }
+
+  /** The bound proxy URL (after `start`). */
+  url(): Promise<string> {
+    return this.listening;
   }
 
   async close(): Promise<void> {
     this.policies?.close();
     await this.proxy?.close();
   }
+}
+
+function listen(proxy: EgressProxy, host: string, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onError = (err: Error) => reject(err);
+    proxy.server.once('error', onError);
+    proxy.server.listen(port, host, () => {
+      proxy.server.removeListener('error', onError);
+      resolve();
+    });
+  });
 }
