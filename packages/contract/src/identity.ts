@@ -55,7 +55,9 @@ export const workspaceUserSchema = z
     role: roleSchema,
     accepted: z.boolean(),
     expired: z.boolean(),
-    source: z.enum(['invitation', 'bootstrap']),
+    source: z.enum(['directory_sync', 'invitation', 'domain_capture']).meta({
+      description: 'How the user joined (reference §1.13); this platform adds users by invitation.',
+    }),
   })
   .meta({ id: 'WorkspaceUser' });
 export type WorkspaceUser = z.infer<typeof workspaceUserSchema>;
