@@ -8,8 +8,9 @@ cd "$(dirname "$0")/.."
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # Debian packages the tests use beyond the engine's: PostgreSQL (store tests run on both
-# dialects), tmux (the CLI's interactive terminal test), wireguard-tools (tunnel tests).
-TEST_PACKAGES="postgresql tmux"
+# dialects), tmux (the CLI's interactive terminal test), curl and openssl (egress tests: a client
+# in a namespace, certificates of the fake outside); wireguard-* come with scripts/engine-install.sh.
+TEST_PACKAGES="postgresql tmux curl openssl"
 missing=""
 for p in $TEST_PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
