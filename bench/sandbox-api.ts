@@ -6,7 +6,7 @@
 //   - 1 MiB and 100 MiB write (multipart PUT /filesystem) and read (GET ?download=true) vs a bare
 //     server streaming the body to a file and the file back;
 //   - a 1,000-file tree write (PUT /filesystem/tree) vs a bare server writing the same files.
-// Prints medians with spreads (p10–p90, p99). Run from the repo root:
+// Scenarios run interleaved. Prints medians with spreads (p10–p90, p99). Run from the repo root:
 //   node --conditions source --import tsx bench/sandbox-api.ts     (EXEC_RUNS=300 by default)
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -129,19 +129,26 @@ function multipart(data: Buffer): { body: Buffer; type: string } {
   };
 }
 
-async function time(
+/**
+ * Runs the scenarios interleaved (a, b, c, a, b, c, …; the order rotates every round) so that a
+ * busy machine's noise lands on all of them alike, and returns each one's sorted timings.
+ */
+async function interleaved(
   runs: number,
-  fn: (i: number) => Promise<unknown>,
+  fns: ((i: number) => Promise<unknown>)[],
   warmup = Math.min(20, runs),
-): Promise<number[]> {
-  for (let i = 0; i < warmup; i++) await fn(-1 - i);
-  const out: number[] = [];
+): Promise<number[][]> {
+  for (let i = 0; i < warmup; i++) for (const fn of fns) await fn(-1 - i);
+  const out: number[][] = fns.map(() => []);
   for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await fn(i);
-    out.push(performance.now() - t);
+    for (let k = 0; k < fns.length; k++) {
+      const j = (i + k) % fns.length;
+      const t = performance.now();
+      await (fns[j] as (i: number) => Promise<unknown>)(i);
+      (out[j] as number[]).push(performance.now() - t);
+    }
   }
-  return out.sort((a, b) => a - b);
+  return out.map((xs) => xs.sort((a, b) => a - b));
 }
 
 const q = (xs: number[], p: number): number =>
@@ -158,17 +165,14 @@ const mibps = (bytes: number, xs: number[]): string =>
 // --- runs --------------------------------------------------------------------------------
 console.log(`sandbox-api bench (node ${process.version}, ${EXEC_RUNS} exec runs)`);
 
+const json = { 'content-type': 'application/json' };
 const echoBody = Buffer.from(JSON.stringify({ command: 'echo hi' }));
-const floor = await time(EXEC_RUNS, () =>
-  send(barePort, 'POST', '/echo', echoBody, { 'content-type': 'application/json' }),
-);
-const bareExec = await time(EXEC_RUNS, () =>
-  send(barePort, 'POST', '/exec', echoBody, { 'content-type': 'application/json' }),
-);
 const execBody = Buffer.from(JSON.stringify({ command: 'echo hi', waitForCompletion: true }));
-const sbxExec = await time(EXEC_RUNS, () =>
-  send(sbxPort, 'POST', '/process', execBody, { 'content-type': 'application/json' }),
-);
+const [floor, bareExec, sbxExec] = (await interleaved(EXEC_RUNS, [
+  () => send(barePort, 'POST', '/echo', echoBody, json),
+  () => send(barePort, 'POST', '/exec', echoBody, json),
+  () => send(sbxPort, 'POST', '/process', execBody, json),
+])) as [number[], number[], number[]];
 console.log('exec round trip (echo hi, waitForCompletion)');
 report('bare node:http echo (no spawn)', floor);
 report('bare node:http + spawn sh -c', bareExec);
@@ -176,18 +180,26 @@ report('sandboxd POST /process', sbxExec, `   ratio ${(q(sbxExec, 0.5) / q(bareE
 
 for (const [label, size, runs] of [
   ['1 MiB', 1 << 20, 50],
-  ['100 MiB', 100 << 20, 5],
+  ['100 MiB', 100 << 20, 7],
 ] as const) {
   const data = Buffer.alloc(size, 97);
   const mp = multipart(data);
-  const bw = await time(runs, () => send(barePort, 'PUT', '/file/f.bin', data), 2);
-  const sw = await time(
+  const [bw, sw] = (await interleaved(
     runs,
-    () => send(sbxPort, 'PUT', '/filesystem/f.bin', mp.body, { 'content-type': mp.type }),
+    [
+      () => send(barePort, 'PUT', '/file/f.bin', data),
+      () => send(sbxPort, 'PUT', '/filesystem/f.bin', mp.body, { 'content-type': mp.type }),
+    ],
     2,
-  );
-  const br = await time(runs, () => send(barePort, 'GET', '/file/f.bin'), 2);
-  const sr = await time(runs, () => send(sbxPort, 'GET', '/filesystem/f.bin?download=true'), 2);
+  )) as [number[], number[]];
+  const [br, sr] = (await interleaved(
+    runs,
+    [
+      () => send(barePort, 'GET', '/file/f.bin'),
+      () => send(sbxPort, 'GET', '/filesystem/f.bin?download=true'),
+    ],
+    2,
+  )) as [number[], number[]];
   console.log(`${label} write / read (${runs} runs each)`);
   report('bare write (raw body → file)', bw, mibps(size, bw));
   report(
@@ -206,18 +218,15 @@ for (const [label, size, runs] of [
 const files: Record<string, string> = {};
 for (let i = 0; i < 1000; i++) files[`d${i % 20}/f${i}.txt`] = `file ${i}\n`;
 const treeBody = Buffer.from(JSON.stringify({ files }));
-const bt = await time(
-  10,
-  (i) => send(barePort, 'PUT', `/tree/t${i + 100}`, treeBody, { 'content-type': 'application/json' }),
+const [bt, st] = (await interleaved(
+  15,
+  [
+    (i) => send(barePort, 'PUT', `/tree/t${i + 100}`, treeBody, json),
+    (i) => send(sbxPort, 'PUT', `/filesystem/tree/t${i + 100}`, treeBody, json),
+  ],
   2,
-);
-const st = await time(
-  10,
-  (i) =>
-    send(sbxPort, 'PUT', `/filesystem/tree/t${i + 100}`, treeBody, { 'content-type': 'application/json' }),
-  2,
-);
-console.log('1,000-file tree write (10 runs each, fresh directory per run)');
+)) as [number[], number[]];
+console.log('1,000-file tree write (15 runs each, fresh directory per run)');
 report('bare node:http (parse + write files)', bt);
 report('sandboxd PUT /filesystem/tree', st, `   ratio ${(q(st, 0.5) / q(bt, 0.5)).toFixed(2)}x`);
 

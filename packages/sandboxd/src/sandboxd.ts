@@ -111,7 +111,14 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
     return c.html(TERMINAL_PAGE);
   });
 
-  const server = createAdaptorServer({ fetch: (req: Request) => app.fetch(normalizeRequest(req)) }) as Server;
+  // The node bindings ({incoming, outgoing}) are passed on only for requests not rewritten by
+  // normalizeRequest, so a route reading `incoming` directly never races a Request's body.
+  const server = createAdaptorServer({
+    fetch: (req: Request, env: unknown) => {
+      const n = normalizeRequest(req);
+      return app.fetch(n, n === req ? env : undefined);
+    },
+  }) as Server;
   const upgrade = terminalUpgrade(terminals, {
     ctx,
     env: config.env,

@@ -3,7 +3,9 @@
 import { createReadStream, type Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname, basename } from 'node:path';
+import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { HttpError } from '../http/errors.js';
 
 /** Download mode: Accept has octet-stream, or is set without json and `*\/*`, or ?download=true. */
@@ -60,26 +62,52 @@ export function parseRange(header: string | undefined, size: number): [number, n
 /** Files up to this size are read in one call and sent as one buffer (no stream machinery). */
 const SMALL_FILE = 8 * 1024 * 1024;
 
-export async function downloadResponse(
-  path: string,
-  st: Stats,
-  range: string | undefined,
-): Promise<Response> {
+interface Plan {
+  status: 200 | 206;
+  headers: Record<string, string>;
+  start: number;
+  end: number;
+}
+
+function plan(path: string, st: Stats, range: string | undefined): Plan {
   const r = parseRange(range, st.size);
+  const [start, end] = r ?? [0, st.size - 1];
   const headers: Record<string, string> = {
     'content-type': contentTypeOf(path),
     'content-disposition': `attachment; filename="${basename(path).replace(/"/g, '')}"`,
     'accept-ranges': 'bytes',
     'last-modified': st.mtime.toUTCString(),
+    'content-length': String(Math.max(0, end - start + 1)),
   };
-  const [start, end] = r ?? [0, st.size - 1];
-  headers['content-length'] = String(Math.max(0, end - start + 1));
   if (r) headers['content-range'] = `bytes ${start}-${end}/${st.size}`;
+  return { status: r ? 206 : 200, headers, start, end };
+}
+
+/**
+ * Download mode. With node's response at hand (`out`) a large file is piped straight into it
+ * (no web-stream conversion; `extraHeaders` are the plane's common headers) and undefined is
+ * returned: the response is already sent. Otherwise a Response is built.
+ */
+export async function download(
+  path: string,
+  st: Stats,
+  range: string | undefined,
+  out?: ServerResponse,
+  extraHeaders: Record<string, string> = {},
+): Promise<Response | undefined> {
+  const p = plan(path, st, range);
+  if (st.size > SMALL_FILE && out) {
+    out.writeHead(p.status, { ...extraHeaders, ...p.headers });
+    await pipeline(createReadStream(path, { start: p.start, end: p.end }), out).catch(() => out.destroy());
+    return undefined;
+  }
   let body: ReadableStream<Uint8Array> | Uint8Array | null = null;
   if (st.size > SMALL_FILE) {
-    body = Readable.toWeb(createReadStream(path, { start, end })) as ReadableStream<Uint8Array>;
+    body = Readable.toWeb(
+      createReadStream(path, { start: p.start, end: p.end }),
+    ) as ReadableStream<Uint8Array>;
   } else if (st.size > 0) {
-    body = (await readFile(path)).subarray(start, end + 1);
+    body = (await readFile(path)).subarray(p.start, p.end + 1);
   }
-  return new Response(body, { status: r ? 206 : 200, headers });
+  return new Response(body, { status: p.status, headers: p.headers });
 }

@@ -11,7 +11,7 @@ import { multipartCompleteRequestSchema, multipartInitiateRequestSchema } from '
 import type { Clock } from '../config.js';
 import { jsonBody } from '../http/body.js';
 import { badRequest, fsError, notFound } from '../http/errors.js';
-import { receiveMultipart } from '../http/multipart.js';
+import { nodeIncoming, receiveMultipart } from '../http/multipart.js';
 import { parsePermissions } from './files.js';
 import { rawRemainder, resolveRequestPath, type PathContext } from './paths.js';
 
@@ -70,7 +70,7 @@ export function multipartRoutes(app: Hono, ctx: PathContext, tmpDir: string, clo
     if (!Number.isInteger(n) || n < 1 || n > 10000)
       throw badRequest('partNumber must be an integer from 1 to 10000');
     const dest = join(dirOf(id), `part-${n}`);
-    const { file } = await receiveMultipart(c.req.raw, dest, true);
+    const { file } = await receiveMultipart(c.req.raw, dest, true, nodeIncoming(c.env));
     if (!file) throw badRequest('invalid request body: missing file part');
     const part: Part = {
       partNumber: n,

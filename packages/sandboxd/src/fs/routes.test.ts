@@ -103,6 +103,9 @@ describe('PUT/GET/DELETE /filesystem/{path} (reference §1.2)', () => {
     writeFileSync(join(t.wd, 'big.bin'), big);
     const all = await fetch(`${t.base}/filesystem/big.bin?download=true`);
     expect(Buffer.from(await all.arrayBuffer()).equals(big)).toBe(true);
+    expect(all.headers.get('content-disposition')).toBe('attachment; filename="big.bin"');
+    expect(all.headers.get('cache-control')).toBe('no-cache, no-store, must-revalidate');
+    expect(all.headers.get('access-control-allow-origin')).toBe('*');
     const tail = await fetch(`${t.base}/filesystem/big.bin?download=true`, {
       headers: { range: 'bytes=-3' },
     });

@@ -3,13 +3,14 @@
 // (the reference's prefix-middleware quirk, §1.1 "Tree routes").
 import { chmod, mkdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Context, Hono } from 'hono';
 import { fileRequestSchema, treeRequestSchema } from '@tarmac/contract';
 import type { PathContext } from './paths.js';
 import { rawRemainder, resolveRequestPath } from './paths.js';
 import { badRequest, fsError } from '../http/errors.js';
 import { jsonBody, queryFlag } from '../http/body.js';
-import { isMultipart, receiveMultipart } from '../http/multipart.js';
+import { isMultipart, nodeIncoming, nodeOutgoing, receiveMultipart } from '../http/multipart.js';
 import {
   listDirectory,
   makeDirectory,
@@ -19,7 +20,8 @@ import {
   tree,
   writeFileAt,
 } from './files.js';
-import { downloadResponse, wantsDownload } from './download.js';
+import { download as sendDownload, wantsDownload } from './download.js';
+import { COMMON_HEADERS } from '../http/app.js';
 
 export function filesystemRoutes(app: Hono, ctx: PathContext): void {
   const pathOf = (url: string, prefix: string): string => resolveRequestPath(rawRemainder(url, prefix), ctx);
@@ -61,7 +63,10 @@ export function filesystemRoutes(app: Hono, ctx: PathContext): void {
       if (download) throw badRequest(`cannot download a directory: ${path}`);
       return c.json(await listDirectory(path));
     }
-    if (download) return downloadResponse(path, st, c.req.header('range'));
+    if (download) {
+      const sent = await sendDownload(path, st, c.req.header('range'), nodeOutgoing(c.env), COMMON_HEADERS);
+      return sent ?? RESPONSE_ALREADY_SENT;
+    }
     const content = await readFile(path, 'utf8').catch((err: unknown) => {
       throw fsError(err, path);
     });
@@ -78,7 +83,7 @@ export function filesystemRoutes(app: Hono, ctx: PathContext): void {
         dirname(path),
         `.upload-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`,
       );
-      const { fields, file } = await receiveMultipart(c.req.raw, tmp);
+      const { fields, file } = await receiveMultipart(c.req.raw, tmp, false, nodeIncoming(c.env));
       try {
         if (!file) throw badRequest('invalid request body: missing file part');
         await chmod(tmp, parsePermissions(fields.permissions, 0o644));

@@ -1,10 +1,11 @@
 // The Hono app of the sandbox API: cross-cutting behaviour of every route (reference
 // sandbox-api.md §1.1): CORS, no-cache headers, HEAD twins answering 200, OPTIONS 204, the
 // welcome root, and the one error handler that renders every failure as `{error}`.
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono } from 'hono';
 import { HttpError, errorMessage } from './errors.js';
 
-const COMMON_HEADERS: Record<string, string> = {
+export const COMMON_HEADERS: Record<string, string> = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, POST, PUT, DELETE, HEAD, OPTIONS',
   'access-control-allow-headers': 'Content-Type, Authorization',
@@ -20,6 +21,7 @@ export function createApp(): Hono {
     if (c.req.method === 'OPTIONS') return new Response(null, { status: 204, headers: COMMON_HEADERS });
     if (c.req.method === 'HEAD') return new Response(null, { status: 200, headers: COMMON_HEADERS });
     await next();
+    if (c.res === RESPONSE_ALREADY_SENT) return; // streamed straight to node's response
     for (const [k, v] of Object.entries(COMMON_HEADERS)) c.res.headers.set(k, v);
   });
   app.onError((err, c) => {

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { unlink } from 'node:fs/promises';
+import { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeWebStream } from 'node:stream/web';
@@ -26,13 +27,18 @@ export const isMultipart = (contentType: string | undefined): boolean =>
   (contentType ?? '').toLowerCase().startsWith('multipart/form-data');
 
 /** Streams the `file` part of `req` to `dest`; removes `dest` again on failure. */
+/**
+ * `incoming` is node's own request stream when the route has it (see nodeIncoming): reading it
+ * directly skips two stream conversions (node → web → node) on large uploads.
+ */
 export async function receiveMultipart(
   req: Request,
   dest: string,
   withMd5 = false,
+  incoming?: Readable,
 ): Promise<MultipartResult> {
   const contentType = req.headers.get('content-type') ?? '';
-  if (!req.body) throw badRequest('invalid request body: empty multipart body');
+  if (!incoming && !req.body) throw badRequest('invalid request body: empty multipart body');
   let bb: busboy.Busboy;
   try {
     bb = busboy({ headers: { 'content-type': contentType } });
@@ -64,11 +70,23 @@ export async function receiveMultipart(
     );
   });
   try {
-    await pipeline(Readable.fromWeb(req.body as NodeWebStream<Uint8Array>), bb);
+    await pipeline(incoming ?? Readable.fromWeb(req.body as NodeWebStream<Uint8Array>), bb);
     await Promise.all(writes);
   } catch (err) {
     await unlink(dest).catch(() => undefined);
     throw badRequest(`invalid request body: ${(err as Error).message}`);
   }
   return { fields, file };
+}
+
+/** The node request behind a Hono context, when the adapter passed it and nobody read the body. */
+export function nodeIncoming(env: unknown): Readable | undefined {
+  const incoming = (env as { incoming?: unknown } | undefined)?.incoming;
+  return incoming instanceof Readable && !incoming.readableDidRead ? incoming : undefined;
+}
+
+/** Node's response behind a Hono context (see nodeIncoming), for routes that stream into it. */
+export function nodeOutgoing(env: unknown): ServerResponse | undefined {
+  const outgoing = (env as { outgoing?: unknown } | undefined)?.outgoing;
+  return outgoing instanceof ServerResponse && !outgoing.headersSent ? outgoing : undefined;
 }
