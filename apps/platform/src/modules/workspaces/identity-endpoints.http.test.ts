@@ -105,6 +105,31 @@ describe.each(testDatabases(process.env))('identity endpoints on $name', (db) =>
     expect((await t.request('/v0/users', { key: member.apiKey })).status).toBe(404);
   });
 
+  it('account admins administer every workspace of their account, member or not', async () => {
+    t = await openTestPlatform(db);
+    expect((await t.request('/v0/workspaces', { method: 'POST', body: { name: 'team' } })).status).toBe(200);
+    const lead = await t.addUser({ workspace: 'team', role: 'admin' });
+    // The account admin leaves the workspace's member list; the lead stays its admin.
+    expect((await t.request(`/v0/users/${t.adminId}`, { method: 'DELETE', workspace: 'team' })).status).toBe(
+      200,
+    );
+    const members = await t.json<{ sub: string }[]>('/v0/users', { workspace: 'team' });
+    expect(members.status).toBe(200);
+    expect(members.body.map((u) => u.sub)).toEqual([lead.userId]);
+    expect((await t.json<{ role: string }>('/v0/workspaces/team')).body.role).toBe('admin');
+    const invited = await t.request('/v0/users', {
+      method: 'POST',
+      workspace: 'team',
+      body: { email: 'x@example.com' },
+    });
+    expect(invited.status).toBe(200);
+    // The workspace admin who is not an account admin cannot create workspaces.
+    expect(
+      (await t.request('/v0/workspaces', { key: lead.apiKey, method: 'POST', body: { name: 'mine' } }))
+        .status,
+    ).toBe(403);
+  });
+
   it('users: invite by email (token shown once), accept for an API key, change role, remove; one admin stays', async () => {
     t = await openTestPlatform(db);
     const invited = await t.json<Record<string, unknown>>('/v0/users', {
