@@ -94,6 +94,7 @@ async function main(): Promise<void> {
     changes: changeFeed,
     runner: new ProcessRunner(),
     netnsOf: (engineId) => sandboxPlane.engine.network.netnsName(engineId),
+    ready: sandboxPlane.controllers.ready,
   });
   logger.info({ url: await egress.url() }, 'egress proxy listening');
 

@@ -70,6 +70,7 @@ describe.skipIf(missing !== null)(`sandbox egress${missing ? ` (skipped: ${missi
   let certs: OutsideCerts;
   let server: ChildProcess | undefined;
   let proxyUrl = '';
+  let env: Record<string, string> = {};
 
   async function seenAt(marker: string) {
     const res = await fetch(`http://${outside.nsIp}:8081/`);
@@ -108,12 +109,11 @@ describe.skipIf(missing !== null)(`sandbox egress${missing ? ` (skipped: ${missi
       }),
     ]);
     const o = outside.nsIp;
-    p = await startSandboxPlatform({
-      env: {
-        TARMAC_EGRESS_RESOLVE: `api.outside.test=${o},plain.outside.test=${o},other.example.test=${o}`,
-        TARMAC_EGRESS_EXTRA_CA: certs.caFile,
-      },
-    });
+    env = {
+      TARMAC_EGRESS_RESOLVE: `api.outside.test=${o},plain.outside.test=${o},other.example.test=${o}`,
+      TARMAC_EGRESS_EXTRA_CA: certs.caFile,
+    };
+    p = await startSandboxPlatform({ env });
     await createSandbox(p, NAME, { network: network() }, { memory: 256 });
     proxyUrl = (await exec(p, NAME, 'printf %s "$HTTPS_PROXY"')).stdout ?? '';
   }, 15 * 60_000);
@@ -286,6 +286,15 @@ describe.skipIf(missing !== null)(`sandbox egress${missing ? ` (skipped: ${missi
     expect(((await invalid.json()) as { error: string }).error).toContain('peer_public_key');
     // Still disconnected after refused configurations.
     expect((await curl('https://api.outside.test/sbx-still-down')).connect).toBe(403);
+  });
+
+  it('a disconnected sandbox stays disconnected across a platform restart (state in the record)', async () => {
+    const home = p!.home;
+    expect(await p!.stop()).toBe(0);
+    p = await startSandboxPlatform({ home, env });
+    const after = await curl('https://api.outside.test/sbx-after-restart');
+    expect(after.connect).toBe(403);
+    expect(await seenAt('sbx-after-restart')).toEqual([]);
   });
 
   describe.skipIf(noWireguard !== undefined)(

@@ -59,6 +59,8 @@ export interface EgressAttach {
   changes: ChangeFeed;
   runner: CommandRunner;
   netnsOf: (engineId: string) => string;
+  /** Controllers' first resync after start (SandboxPoliciesDeps.ready). */
+  ready?: Promise<void>;
 }
 
 /**
@@ -119,6 +121,7 @@ export class EgressPlane {
       },
       changes: a.changes,
       sandboxKind: SANDBOX_KIND,
+      ...(a.ready ? { ready: a.ready } : {}),
     });
     const policies = this.policies;
     this.tunnels = new TunnelService({

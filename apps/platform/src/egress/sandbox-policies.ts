@@ -22,6 +22,8 @@ export interface SandboxPoliciesDeps {
   revealNetwork: (row: ResourceRow<unknown>) => unknown;
   changes: ChangeFeed;
   sandboxKind: string;
+  /** Settles once the controllers re-attached surviving sandboxes after a platform start. */
+  ready?: Promise<void>;
 }
 
 /** `system.egress.connected` of a sandbox record: false after DELETE /network/tunnel. */
@@ -39,7 +41,12 @@ export class SandboxPolicies {
   }
 
   readonly policyFor = async (ip: string): Promise<EgressPolicy | undefined> => {
-    const entry = this.d.live.all().find((e) => e.ip === ip);
+    let entry = this.d.live.all().find((e) => e.ip === ip);
+    if (!entry && this.d.ready) {
+      // Just started: the sandbox may be alive and not re-attached yet. Wait, then look again.
+      await this.d.ready.catch(() => undefined);
+      entry = this.d.live.all().find((e) => e.ip === ip);
+    }
     if (!entry) return undefined;
     const hit = this.cache.get(entry.id);
     if (hit) return hit.policy;

@@ -84,6 +84,8 @@ export async function startWgPeer(): Promise<WgPeer> {
     stop() {
       server.kill('SIGKILL');
       removeNamespace(PEER_NS);
+      // wireguard-go's control socket outlives a namespace removal (the run dir is the host's).
+      rmSync('/var/run/wireguard/wgpeer0.sock', { force: true });
     },
   };
 }
