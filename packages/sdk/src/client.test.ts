@@ -17,13 +17,13 @@ function fakeFetch(answers: (Response | Error | ((seen: Seen) => Response))[]) {
   const fetch: FetchLike = async (input, init = {}) => {
     const request: Seen = {
       method: init.method ?? 'GET',
-      url: input,
+      url: String(input),
       headers: Object.fromEntries(new Headers(init.headers)),
       body: typeof init.body === 'string' ? init.body : undefined,
     };
     seen.push(request);
     const next = answers.shift();
-    if (!next) throw new Error(`unexpected request ${request.method} ${input}`);
+    if (!next) throw new Error(`unexpected request ${request.method} ${request.url}`);
     if (next instanceof Error) throw next;
     return typeof next === 'function' ? next(request) : next;
   };

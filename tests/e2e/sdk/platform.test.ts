@@ -151,7 +151,7 @@ describe('pagination and retries', () => {
 
   it('gives up on an unreachable platform with a connection error after retrying', async () => {
     let attempts = 0;
-    const counting = (input: string, init?: RequestInit) => {
+    const counting = (input: string | URL, init?: RequestInit) => {
       attempts++;
       return fetch(input, init);
     };

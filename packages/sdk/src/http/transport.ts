@@ -2,7 +2,7 @@ import { TarmacConnectionError, apiErrorFrom } from './errors.js';
 import { DEFAULT_RETRY, backoffDelay, isIdempotent, sleep, type RetryPolicy } from './retry.js';
 
 /** The one I/O dependency of the SDK; inject your own (tests, proxies, `*.localhost` resolution). */
-export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
 
 export interface SendOptions {
   method: string;
