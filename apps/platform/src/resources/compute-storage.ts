@@ -25,15 +25,19 @@ export interface ComputeStorageDeps extends CollectionDeps {
 /** The services of sandboxes, previews, volumes and drives over one set of dependencies. */
 export function computeStorageServices(deps: ComputeStorageDeps) {
   const volumes = new VolumesService(deps);
+  // Previews hang off sandboxes; a sandbox being deleted takes its previews and tokens with it.
+  const late: { previews?: PreviewsService } = {};
   const sandboxes = new SandboxesService({
     ...deps,
     volumes,
     ...(deps.validateImage ? { validateImage: deps.validateImage } : {}),
+    onDelete: (workspace, name) => late.previews?.removeAllOf(workspace, name) ?? Promise.resolve(),
   });
+  const previews = (late.previews = new PreviewsService(deps, sandboxes));
   return {
     volumes,
     sandboxes,
-    previews: new PreviewsService(deps, sandboxes),
+    previews,
     drives: new DrivesService(deps, deps.signDriveToken),
   };
 }

@@ -138,6 +138,20 @@ describe.each(testDatabases(process.env))('previews and preview tokens over HTTP
     expect((await p.call('DELETE', '/v0/sandboxes/web/previews/site/tokens/t1')).status).toBe(404);
   });
 
+  it('deleting the sandbox removes its previews and their tokens', async () => {
+    await p.call('POST', '/v0/sandboxes/web/previews', preview('site'));
+    await p.call('POST', '/v0/sandboxes/api/previews', preview('kept'));
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    await p.call('POST', '/v0/sandboxes/web/previews/site/tokens', {
+      metadata: { name: 't' },
+      spec: { expiresAt },
+    });
+    expect((await p.call('DELETE', '/v0/sandboxes/web')).status).toBe(200);
+    expect(await p.store.resources.get('default', 'preview', 'site', 'web')).toBeUndefined();
+    expect(await p.store.resources.get('default', 'preview-token', 't', 'web/site')).toBeUndefined();
+    expect(await p.store.resources.get('default', 'preview', 'kept', 'api')).toBeDefined();
+  });
+
   it('another workspace cannot see or touch previews', async () => {
     await p.call('POST', '/v0/sandboxes/web/previews', preview('site'));
     expect(

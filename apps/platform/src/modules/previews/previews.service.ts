@@ -128,6 +128,22 @@ export class PreviewsService {
     return this.view({ ...row, status: 'DELETING', events: [...row.events, event] });
   }
 
+  /** Removes every preview of a sandbox and their tokens (the sandbox is being deleted). */
+  async removeAllOf(workspace: string, sandboxName: string): Promise<void> {
+    for (;;) {
+      const page = await this.col.list(
+        workspace,
+        { sort: 'createdAt:asc', limit: 200 },
+        { parent: sandboxName },
+      );
+      for (const row of page.items) {
+        await this.tokens.removeAll(workspace, sandboxName, row.name);
+        await this.col.remove(row);
+      }
+      if (!page.hasMore) return;
+    }
+  }
+
   private checkSpec(spec: PreviewSpec): void {
     if (spec.prefixUrl !== undefined && spec.customDomain === undefined) {
       throw invalidField('spec.prefixUrl', 'needs spec.customDomain (it prefixes the custom domain)');

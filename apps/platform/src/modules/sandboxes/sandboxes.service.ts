@@ -42,6 +42,8 @@ export interface SandboxServiceDeps extends CollectionDeps {
   volumes: VolumesService;
   /** Whether an image reference can be run (wired to the engine's image store; default: accept). */
   validateImage?: (ref: string) => Promise<boolean>;
+  /** Runs when a sandbox's deletion is requested (its previews and their tokens go with it). */
+  onDelete?: (workspace: string, name: string) => Promise<void>;
 }
 
 interface ListQuery {
@@ -209,7 +211,9 @@ export class SandboxesService {
     const row = await this.col.get(ws.name, name);
     if (row.terminatedAt || row.status === 'DELETING') return this.view(row);
     const event = newEvent(row, 'deployment', 'DELETING', 'Sandbox deletion requested', this.deps.now());
-    return this.view(await this.col.update(row, { status: 'DELETING' }, actor, event));
+    const deleting = await this.col.update(row, { status: 'DELETING' }, actor, event);
+    await this.deps.onDelete?.(ws.name, name);
+    return this.view(deleting);
   }
 
   private alreadyExists(workspace: string, name: string): ApiError {
