@@ -68,7 +68,13 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
     process.execPath,
     [PLATFORM_MAIN, '--port', String(port), '--home', home, ...(options.args ?? [])],
     {
-      env: { ...process.env, TARMAC_LOG_LEVEL: 'warn', ...options.env },
+      env: {
+        ...process.env,
+        TARMAC_LOG_LEVEL: 'warn',
+        // Each platform its own egress proxy port, so platforms of different tests never clash.
+        TARMAC_EGRESS_PORT: String(await freePort()),
+        ...options.env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
