@@ -1,7 +1,7 @@
 import { Sandbox, type Tarmac } from '@tarmac/sdk';
 import type { Command } from 'commander';
 import type { CliContext, GlobalFlags } from '../context.js';
-import { CliError, EXIT } from '../errors.js';
+import { CliError, EXIT, explain } from '../errors.js';
 import { parseFormat, render } from '../output.js';
 import {
   basename,
@@ -29,7 +29,13 @@ async function waitDeployed(ctx: CliContext, sandbox: Sandbox, timeoutMs: number
     spinner.succeed(`Sandbox ${sandbox.name} is ready`);
   } catch (error) {
     spinner.fail();
-    throw error;
+    const failure = explain(`create sandbox ${sandbox.name}`, error);
+    throw new CliError(
+      failure.what,
+      failure.why,
+      failure.hint ?? `see its events with \`tarmac get sandbox ${sandbox.name} -o yaml\``,
+      failure.exitCode,
+    );
   }
 }
 
