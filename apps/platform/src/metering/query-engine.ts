@@ -119,17 +119,19 @@ export class MetricsQueryEngine {
       };
     }
 
-    const page = await this.metering.aggregate({ ...base, groupColumns: columns, after, limit: q.limit + 1 });
+    // One scan: the page of groups, each row carrying the window's totals over all groups.
+    const page = await this.metering.aggregate({
+      ...base,
+      groupColumns: columns,
+      after,
+      limit: q.limit + 1,
+      withTotals: true,
+    });
     const hasMore = page.length > q.limit;
     const groups = page.slice(0, q.limit);
-    // One page holding every group: the total is their sum (saves a scan); else ask the store.
-    const total =
-      !hasMore && after === undefined
-        ? {
-            cost: groups.reduce((sum, g) => sum + g.cost, 0),
-            usage: groups.reduce((sum, g) => sum + g.usage, 0),
-          }
-        : (await this.metering.aggregate({ ...base, groupColumns: [] }))[0];
+    const total = page[0]
+      ? { cost: page[0].totalCost ?? 0, usage: page[0].totalUsage ?? 0 }
+      : (await this.metering.aggregate({ ...base, groupColumns: [] }))[0]; // a page past the end
     const first = groups[0];
     const last = groups[groups.length - 1];
     const points =

@@ -51,6 +51,11 @@ export interface UsageQuery {
   /** Only groups within [first, last] (inclusive key tuples). */
   range?: { first: readonly string[]; last: readonly string[] } | undefined;
   limit?: number | undefined;
+  /**
+   * Also return, on every row, the totals over ALL groups of the window (before `after` and
+   * `limit`): one scan gives a page and the summary (window function `sum(sum(…)) over ()`).
+   */
+  withTotals?: boolean;
 }
 
 export interface UsageRow {
@@ -59,24 +64,27 @@ export interface UsageRow {
   keys: string[];
   cost: number;
   usage: number;
+  /** With `withTotals`: cost and usage of every group of the window. */
+  totalCost?: number;
+  totalUsage?: number;
 }
 
 const BATCH = 500;
 
-/** Lexicographic tuple comparison `(c1, c2, …) op (v1, v2, …)` as portable SQL. */
+/**
+ * Row-value comparison `(c1, c2, …) op (v1, v2, …)` (SQLite ≥ 3.15 and PostgreSQL): lexicographic,
+ * and usable as a range on an index whose columns follow in that order.
+ */
 function tupleCompare(
   columns: readonly UsageKeyColumn[],
   values: readonly string[],
-  op: '>' | '<',
+  op: '>' | '<' | '>=' | '<=',
 ): RawBuilder<boolean> {
-  const parts: RawBuilder<unknown>[] = [];
-  for (let i = 0; i < columns.length; i++) {
-    const equal = columns.slice(0, i).map((c, j) => sql`${sql.ref(c)} = ${values[j]}`);
-    parts.push(
-      sql`(${sql.join([...equal, sql`${sql.ref(columns[i]!)} ${sql.raw(op)} ${values[i]}`], sql` and `)})`,
-    );
-  }
-  return sql<boolean>`(${sql.join(parts, sql` or `)})`;
+  const refs = sql.join(columns.map((c) => sql.ref(c)));
+  const vals = sql.join(columns.map((_, i) => sql`${values[i]}`));
+  return columns.length === 1
+    ? sql<boolean>`${refs} ${sql.raw(op)} ${vals}`
+    : sql<boolean>`(${refs}) ${sql.raw(op)} (${vals})`;
 }
 
 /**
@@ -193,10 +201,10 @@ export function meteringRepository(base: Kysely<Database>) {
           : sql`workspace in (${sql.join(q.workspaces.map((w) => sql`${w}`))})`,
       );
     }
-    if (q.after && columns.length > 0) where.push(tupleCompare(columns, q.after, '>'));
+    if (q.after && columns.length > 0 && !q.withTotals) where.push(tupleCompare(columns, q.after, '>'));
     if (q.range && columns.length > 0) {
-      where.push(sql`not ${tupleCompare(columns, q.range.first, '<')}`);
-      where.push(sql`not ${tupleCompare(columns, q.range.last, '>')}`);
+      where.push(tupleCompare(columns, q.range.first, '>='));
+      where.push(tupleCompare(columns, q.range.last, '<='));
     }
     return { table, where: sql.join(where, sql` and `) };
   }
@@ -241,12 +249,16 @@ export function meteringRepository(base: Kysely<Database>) {
       const union = sql.join(branches, sql` union all `);
       const outerKeys = select.length > 0 ? sql`${sql.join(select)}, ` : sql``;
       const order = [...columns.map((c) => sql.ref(c)), ...(q.byPeriod ? [sql`period`] : [])];
-      const outerGroup =
-        select.length > 0 ? sql` group by ${sql.join(select)} order by ${sql.join(order)}` : sql``;
+      const grouped = select.length > 0 ? sql` group by ${sql.join(select)}` : sql``;
+      const ordered = select.length > 0 ? sql` order by ${sql.join(order)}` : sql``;
       const limit = q.limit !== undefined ? sql` limit ${sql.lit(q.limit)}` : sql``;
-      const query = sql<
-        Record<string, unknown>
-      >`select ${outerKeys}sum(cost) as cost, sum(usage) as usage from (${union}) u${outerGroup}${limit}`;
+      let query: RawBuilder<Record<string, unknown>>;
+      if (q.withTotals && columns.length > 0) {
+        const after = q.after ? sql` where ${tupleCompare(columns, q.after, '>')}` : sql``;
+        query = sql`select * from (select ${outerKeys}sum(cost) as cost, sum(usage) as usage, sum(sum(cost)) over () as total_cost, sum(sum(usage)) over () as total_usage from (${union}) u${grouped}) g${after}${ordered}${limit}`;
+      } else {
+        query = sql`select ${outerKeys}sum(cost) as cost, sum(usage) as usage from (${union}) u${grouped}${ordered}${limit}`;
+      }
       const { rows } = await query.execute(db);
       return rows
         .filter((r) => r.cost !== null || r.usage !== null)
@@ -255,6 +267,9 @@ export function meteringRepository(base: Kysely<Database>) {
           keys: columns.map((c) => String(r[c])),
           cost: Number(r.cost ?? 0),
           usage: Number(r.usage ?? 0),
+          ...(q.withTotals
+            ? { totalCost: Number(r.total_cost ?? 0), totalUsage: Number(r.total_usage ?? 0) }
+            : {}),
         }));
     },
 
