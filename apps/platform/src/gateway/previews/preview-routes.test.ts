@@ -8,7 +8,7 @@ import { bootstrap } from '../../bootstrap.js';
 import { PREVIEW_KIND } from '../../modules/previews/previews.service.js';
 import { ChangeFeed } from '../../shared/change-feed.js';
 import { PreviewRoutes, previewEndsAt } from './preview-routes.js';
-import { putPreview } from './test-support.js';
+import { putCustomDomain, putPreview } from './test-support.js';
 
 describe('previewEndsAt', () => {
   it('is the earlier of expires and ttl after the last write, or undefined', () => {
@@ -30,10 +30,11 @@ for (const db of testDatabases(process.env)) {
     let dispose: () => Promise<void>;
     let clock = 0;
     let ws = '';
+    let accountId = '';
     const feed = new ChangeFeed();
     beforeEach(async () => {
       ({ store, dispose } = await db.open());
-      ws = (await bootstrap(store, { mintKey: false, now: () => new Date() })).workspace;
+      ({ workspace: ws, accountId } = await bootstrap(store, { mintKey: false, now: () => new Date() }));
     });
     afterEach(() => dispose());
 
@@ -74,6 +75,34 @@ for (const db of testDatabases(process.env)) {
       expect(await routes.lookup({ kind: 'id', previewId: 'late' })).toBeUndefined();
       clock += 1001;
       expect(await routes.lookup({ kind: 'id', previewId: 'late' })).toBeDefined();
+      routes.close();
+    });
+
+    it('a custom host stays with its first claimant; a registered domain belongs to its workspace', async () => {
+      const now = new Date().toISOString();
+      const other = 'intruder';
+      await store.workspaces.create({
+        id: 'w-intruder',
+        name: other,
+        accountId,
+        displayName: null,
+        labels: {},
+        createdAt: now,
+        updatedAt: now,
+        createdBy: 't',
+        updatedBy: 't',
+      });
+      const routes = new PreviewRoutes(store, feed, () => clock, 30_000);
+      const spec = { port: 1, public: true, customDomain: 'shop.example', prefixUrl: 'www' };
+      await putPreview(store, ws, 'box', 'first', spec);
+      await new Promise((r) => setTimeout(r, 5)); // "oldest" is by creation time
+      await putPreview(store, other, 'box', 'second', spec);
+      const host = { kind: 'custom', hostname: 'www.preview.shop.example' } as const;
+      expect((await routes.lookup(host))?.workspace).toBe(ws);
+      // The intruder registers the domain itself: now only its previews may use it.
+      await putCustomDomain(store, other, 'shop.example');
+      feed.publish({ workspace: other, kind: 'custom-domain', name: 'shop.example' });
+      expect((await routes.lookup(host))?.workspace).toBe(other);
       routes.close();
     });
   });

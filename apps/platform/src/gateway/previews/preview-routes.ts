@@ -8,6 +8,7 @@
  */
 import { lifecycleDurationSeconds, type PreviewSpec } from '@tarmac/contract';
 import type { ResourceRow, Store } from '@tarmac/store';
+import { CUSTOM_DOMAIN_KIND } from '../../modules/custom-domains/custom-domains.service.js';
 import { PREVIEW_KIND } from '../../modules/previews/previews.service.js';
 import type { ChangeFeed } from '../../shared/change-feed.js';
 import { customHostname, type PreviewAddress } from './preview-address.js';
@@ -63,7 +64,9 @@ export class PreviewRoutes {
     private readonly now: () => number = Date.now,
     private readonly maxAgeMs = 30_000,
   ) {
-    this.unsubscribe = changes.subscribe(PREVIEW_KIND, () => this.generation++);
+    const stale = () => this.generation++;
+    const stop = [changes.subscribe(PREVIEW_KIND, stale), changes.subscribe(CUSTOM_DOMAIN_KIND, stale)];
+    this.unsubscribe = () => stop.forEach((f) => f());
   }
 
   /** The preview this address names, from a table no older than the last preview write. */
@@ -86,18 +89,39 @@ export class PreviewRoutes {
   private async load(): Promise<void> {
     const generation = this.generation;
     const startedAt = this.now();
-    const rows = await this.store.resources.listByKind<PreviewSpec>(PREVIEW_KIND);
+    const rows = await this.store.resources.listByKind<PreviewSpec>(PREVIEW_KIND); // oldest first
+    const owners = await this.domainOwners();
     const byId = new Map<string, PreviewRoute>();
     const byHost = new Map<string, PreviewRoute>();
     for (const row of rows) {
       const route = toRoute(row);
       const previewId = typeof row.system.previewId === 'string' ? row.system.previewId : row.id;
       byId.set(previewId, route);
-      if (row.spec.customDomain) byHost.set(customHostname(row.spec.customDomain, row.spec.prefixUrl), route);
+      const domain = row.spec.customDomain?.toLowerCase();
+      if (!domain) continue;
+      // A custom host is one workspace's: the workspaces that registered the domain (custom-domains
+      // module) if any did, and among claimants the oldest preview — so another workspace cannot
+      // take over a host by creating a preview with the same customDomain and prefixUrl later.
+      const registered = owners.get(domain);
+      if (registered && !registered.has(row.workspace)) continue;
+      const host = customHostname(domain, row.spec.prefixUrl);
+      if (!byHost.has(host)) byHost.set(host, route);
     }
     this.byId = byId;
     this.byHost = byHost;
     this.loadedAt = startedAt;
     this.loadedGeneration = generation;
+  }
+
+  /** Custom domain name → workspaces that registered it. */
+  private async domainOwners(): Promise<Map<string, Set<string>>> {
+    const owners = new Map<string, Set<string>>();
+    for (const d of await this.store.resources.listByKind(CUSTOM_DOMAIN_KIND)) {
+      const name = d.name.toLowerCase();
+      let set = owners.get(name);
+      if (!set) owners.set(name, (set = new Set()));
+      set.add(d.workspace);
+    }
+    return owners;
   }
 }

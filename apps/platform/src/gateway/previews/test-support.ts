@@ -5,6 +5,7 @@ import type { Store } from '@tarmac/store';
 import { randomUUID } from 'node:crypto';
 import { hashSecret } from '../../modules/identity/secrets.js';
 import { PREVIEW_TOKEN_KIND } from '../../modules/previews/preview-tokens.js';
+import { CUSTOM_DOMAIN_KIND } from '../../modules/custom-domains/custom-domains.service.js';
 import { PREVIEW_KIND } from '../../modules/previews/previews.service.js';
 
 function row(workspace: string, kind: string, parent: string, name: string, spec: unknown, system: object) {
@@ -65,4 +66,9 @@ export async function putToken(
   );
   await store.resources.create(r);
   return r.id;
+}
+
+/** A custom-domain row (the name is the domain). */
+export async function putCustomDomain(store: Store, workspace: string, domain: string): Promise<void> {
+  await store.resources.create(row(workspace, CUSTOM_DOMAIN_KIND, '', domain, {}, {}));
 }
