@@ -18,8 +18,9 @@ export default defineConfig({
           // One file at a time: e2e files start real platforms and sandboxes, which share the
           // host's cgroups, bridge and CPU; on a 2-core machine parallel files only add noise.
           fileParallelism: false,
-          // eventsource-parser (used by the MCP SDK client) exports TypeScript sources under the
-          // "source" condition; let Vite transform it instead of handing .ts to Node.
+          // eventsource-parser (used by the MCP SDK's client, tests/e2e/sandbox-api) exports its
+          // TypeScript sources under our "source" condition; inlining the SDK and it lets Vite
+          // transform that .ts instead of handing it to Node.
           server: { deps: { inline: ['@modelcontextprotocol/sdk', 'eventsource-parser'] } },
           testTimeout: 60_000,
           hookTimeout: 120_000,
