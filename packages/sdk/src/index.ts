@@ -17,6 +17,8 @@ export { WorkspacesApi, AccountsApi } from './management/workspaces.js';
 export { UsersApi } from './management/users.js';
 export { ApiKeysApi, ServiceAccountsApi } from './management/keys.js';
 export { PlatformApi } from './management/platform.js';
+export { CrudApi, type CrudTable } from './management/crud.js';
+export { BillingApi } from './management/billing.js';
 export { Sandbox, type SandboxListQuery } from './sandbox/sandbox.js';
 export { SandboxesApi } from './sandbox/sandboxes-api.js';
 export { setDefaultClient, defaultClient } from './sandbox/default-client.js';

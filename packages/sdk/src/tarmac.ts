@@ -1,4 +1,7 @@
+import { storageRoutes as s, supportRoutes, workloadRoutes } from '@tarmac/contract';
 import { TarmacClient, type ClientOptions } from './client.js';
+import { BillingApi } from './management/billing.js';
+import { CrudApi } from './management/crud.js';
 import { ApiKeysApi, ServiceAccountsApi } from './management/keys.js';
 import { PlatformApi } from './management/platform.js';
 import { UsersApi } from './management/users.js';
@@ -21,6 +24,29 @@ export class Tarmac extends TarmacClient {
   readonly serviceAccounts = new ServiceAccountsApi(this);
   readonly apiKeys = new ApiKeysApi(this);
   readonly sandboxes = new SandboxesApi(this);
+  readonly agents = new CrudApi(this, workloadRoutes.agents);
+  readonly functions = new CrudApi(this, workloadRoutes.functions);
+  readonly models = new CrudApi(this, workloadRoutes.models);
+  readonly jobs = new CrudApi(this, workloadRoutes.jobs);
+  readonly applications = new CrudApi(this, workloadRoutes.applications);
+  readonly policies = new CrudApi(this, supportRoutes.policies);
+  readonly integrationConnections = new CrudApi(this, supportRoutes.integrationConnections);
+  readonly customDomains = new CrudApi(this, supportRoutes.customDomains);
+  readonly volumes = new CrudApi(this, {
+    list: s.listVolumes,
+    create: s.createVolume,
+    get: s.getVolume,
+    update: s.updateVolume,
+    delete: s.deleteVolume,
+  });
+  readonly drives = new CrudApi(this, {
+    list: s.listDrives,
+    create: s.createDrive,
+    get: s.getDrive,
+    update: s.updateDrive,
+    delete: s.deleteDrive,
+  });
+  readonly billing = new BillingApi(this);
 
   constructor(options: ClientOptions) {
     super(options);

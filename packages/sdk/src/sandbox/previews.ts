@@ -44,6 +44,15 @@ export class SandboxPreviews {
       body: { metadata: { name }, spec: { ...spec, ...(expires ? { expires: iso(expires) } : {}) } },
     });
   }
+  /** Replaces a preview's spec (PUT). */
+  update(options: PreviewCreateOptions): Promise<PreviewResource> {
+    const { name, force, expires, ...spec } = options;
+    return this.client.request(r.updatePreview, {
+      params: this.params(name),
+      query: force ? { force: 'true' } : {},
+      body: { metadata: { name }, spec: { ...spec, ...(expires ? { expires: iso(expires) } : {}) } },
+    });
+  }
   async createIfNotExists(options: PreviewCreateOptions): Promise<PreviewResource> {
     try {
       return await this.get(options.name);

@@ -10,7 +10,12 @@ import { SandboxPreviews } from './previews.js';
 import { SandboxProcesses } from './process.js';
 import { SandboxSessions, type SandboxSession } from './sessions.js';
 import { SandboxTerminal } from './terminal.js';
-import { sandboxBody, type SandboxCreateOptions, type SandboxResource } from './types.js';
+import {
+  sandboxBody,
+  type SandboxCreateOptions,
+  type SandboxResource,
+  type SandboxUpdateBody,
+} from './types.js';
 
 const r = computeRoutes;
 /** Statuses after which a sandbox will never become DEPLOYED. */
@@ -93,6 +98,10 @@ export class Sandbox {
     return new Sandbox(await client.request(r.getSandbox, { params: { sandboxName: name } }), client);
   }
 
+  static async getByExternalId(externalId: string, client = defaultClient()): Promise<Sandbox> {
+    return new Sandbox(await client.request(r.getSandboxByExternalId, { params: { externalId } }), client);
+  }
+
   static list(query: SandboxListQuery = {}, client = defaultClient()): PageIterator<Sandbox> {
     return client.paginate(r.listSandboxes, { query }).map((record) => new Sandbox(record, client));
   }
@@ -113,6 +122,45 @@ export class Sandbox {
   async refresh(): Promise<this> {
     this.resource = await this.client.request(r.getSandbox, { params: { sandboxName: this.name } });
     return this;
+  }
+
+  /**
+   * Replaces the sandbox's metadata and spec (PUT of the whole object): starts from the current
+   * record, lets `change` edit it, and sends the result. The platform redeploys on spec changes.
+   */
+  async update(change: (body: SandboxUpdateBody) => SandboxUpdateBody | void): Promise<this> {
+    await this.refresh();
+    const { metadata, spec } = this.resource;
+    const body: SandboxUpdateBody = {
+      metadata: {
+        name: metadata.name,
+        displayName: metadata.displayName,
+        labels: { ...metadata.labels },
+        ...(metadata.externalId ? { externalId: metadata.externalId } : {}),
+      },
+      spec: structuredClone(spec) as SandboxUpdateBody['spec'],
+    };
+    const next = change(body) ?? body;
+    this.resource = await this.client.request(r.updateSandbox, {
+      params: { sandboxName: this.name },
+      body: next,
+    });
+    return this;
+  }
+
+  /** Sets (or with `null` clears) the max age, e.g. `24h`. */
+  updateTtl(ttl: string | null): Promise<this> {
+    return this.update((body) => {
+      body.spec.runtime = { ...body.spec.runtime };
+      if (ttl === null) delete body.spec.runtime.ttl;
+      else body.spec.runtime.ttl = ttl;
+    });
+  }
+
+  updateLabels(labels: Record<string, string>): Promise<this> {
+    return this.update((body) => {
+      body.metadata.labels = labels;
+    });
   }
 
   delete(): Promise<SandboxResource> {

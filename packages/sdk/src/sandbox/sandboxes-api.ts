@@ -14,6 +14,9 @@ export class SandboxesApi {
   get(name: string) {
     return Sandbox.get(name, this.client);
   }
+  getByExternalId(externalId: string) {
+    return Sandbox.getByExternalId(externalId, this.client);
+  }
   list(query: SandboxListQuery = {}) {
     return Sandbox.list(query, this.client);
   }

@@ -11,6 +11,7 @@ import type {
 export type SandboxResource = SandboxRecord;
 export type SandboxCreateBody = RouteBodyInput<typeof computeRoutes.createSandbox>;
 export type SandboxSpecInput = SandboxCreateBody['spec'];
+export type SandboxUpdateBody = RouteBodyInput<typeof computeRoutes.updateSandbox>;
 export type SandboxPort = NonNullable<NonNullable<SandboxSpecInput['runtime']>['ports']>[number];
 export type SandboxEnv = Env;
 export type PreviewResource = Preview;
