@@ -347,6 +347,23 @@ describe.skipIf(missing)('egress proxy against outside servers in a namespace', 
     expect((await seenAt('bypassed'))[0]?.headers['x-injected']).toBeUndefined();
   });
 
+  it('the Host header sent upstream is the one the policy decided on', async () => {
+    setNetwork({
+      forbiddenDomains: ['plain.outside.test'],
+      proxy: { routing: [{ destinations: ['api.outside.test'], headers: { 'X-A': 'b' }, secrets: {} }] },
+    });
+    const http = await curl('http://other.example.test/host-spoof-http', ['-H', 'Host: plain.outside.test']);
+    expect(http.status).toBe(200);
+    expect((await seenAt('host-spoof-http'))[0]?.host).toBe('other.example.test');
+    const https = await curl(
+      'https://api.outside.test/host-spoof-https',
+      ['-H', 'Host: plain.outside.test'],
+      platformCaFile,
+    );
+    expect(https.status).toBe(200);
+    expect((await seenAt('host-spoof-https'))[0]?.host).toBe('api.outside.test');
+  });
+
   it('a routed TCP (non-TLS) connection is tunnelled untouched', async () => {
     setNetwork({
       proxy: { routing: [{ destinations: ['api.outside.test'], headers: { 'X-A': 'b' }, secrets: {} }] },

@@ -79,6 +79,10 @@ export async function forward(
   upstream: Upstream,
 ): Promise<void> {
   let headers = cleanHeaders(req);
+  // The policy decided on the target's host: a different Host header must not reach another
+  // virtual host behind the same address.
+  const defaultPort = target.protocol === 'https:' ? 443 : 80;
+  headers.host = target.port === defaultPort ? target.host : `${target.host}:${target.port}`;
   let body: Buffer | undefined;
   if (target.rule) {
     headers = injectHeaders(headers, target.rule);
