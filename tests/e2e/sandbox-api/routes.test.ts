@@ -11,6 +11,7 @@ import {
   call,
   hostFetch,
   openSocket,
+  ownNetwork,
   sandboxBase,
   STYLES,
   typeAndRead,
