@@ -1,11 +1,13 @@
 // `tarmac sandbox connect` used as a person uses it: in a real terminal (tmux), typing commands
-// and reading the screen. The shell is a real PTY in the real sandboxd; the CLI finds the sandbox
-// on the real platform and its API through TARMAC_SANDBOX_BOX_URL.
+// and reading the screen. Where real sandboxes can run, the sandbox is a real one on the platform,
+// reached through the gateway; elsewhere its API is the real sandboxd run as a local process
+// (named with TARMAC_SANDBOX_BOX_URL). Either way the shell is a real PTY.
 // Needs tmux (Debian package `tmux`); skipped, saying so, on machines without it.
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_MAIN, removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
 import { startSandboxd, type LocalSandboxd } from '../sdk/sandboxd.js';
+import { missingCapability, startSandboxPlatform } from '../sandboxes/support.js';
 import { cliEnv, runCli } from './cli-runner.js';
 
 const hasTmux = (() => {
@@ -26,13 +28,22 @@ const key = (name: string) => tmux('send-keys', '-t', session, name);
 
 describe.skipIf(!hasTmux)('tarmac sandbox connect in tmux', () => {
   let platform: RunningPlatform;
-  let daemon: LocalSandboxd;
+  let daemon: LocalSandboxd | undefined;
 
   beforeAll(async () => {
-    platform = await startPlatform();
-    daemon = await startSandboxd();
-    const env = cliEnv({ TARMAC_HOME: platform.home, TARMAC_SANDBOX_BOX_URL: daemon.url });
-    expect((await runCli(['sandbox', 'create', 'box', '--no-wait'], { env })).code).toBe(0);
+    let env: Record<string, string>;
+    if (missingCapability() === null) {
+      platform = await startSandboxPlatform({
+        env: { TARMAC_BRIDGE: 'tarmactty0', TARMAC_SUBNET: '10.235.0.0/16' },
+      });
+      env = cliEnv({ TARMAC_HOME: platform.home });
+      expect((await runCli(['sandbox', 'create', 'box'], { env, timeoutMs: 150_000 })).code).toBe(0);
+    } else {
+      platform = await startPlatform();
+      daemon = await startSandboxd();
+      env = cliEnv({ TARMAC_HOME: platform.home, TARMAC_SANDBOX_BOX_URL: daemon.url });
+      expect((await runCli(['sandbox', 'create', 'box', '--no-wait'], { env })).code).toBe(0);
+    }
     const vars = Object.entries(env).map(([k, v]) => `${k}=${v}`);
     // remain-on-exit keeps the pane after the CLI exits, so its exit status can be read.
     tmux(
@@ -65,7 +76,7 @@ describe.skipIf(!hasTmux)('tarmac sandbox connect in tmux', () => {
       if (Date.now() > deadline) throw new Error(`no prompt on the screen:\n${screen()}`);
       await new Promise((r) => setTimeout(r, 100));
     }
-  });
+  }, 180_000);
   afterAll(async () => {
     try {
       tmux('kill-server');
