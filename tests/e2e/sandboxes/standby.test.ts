@@ -77,4 +77,27 @@ describe.skipIf(missing !== null)(`standby and resume${missing ? ` (skipped: ${m
       15_000,
     );
   });
+
+  it('an update of a STANDBY sandbox (PUT) keeps it and its processes: nothing is recreated', async () => {
+    const s = await waitSandbox(p!, 'idle', (x) => x.state === 'STANDBY', 'idle back in STANDBY', 15_000);
+    const id = engineIds(p!.home).find((x) => upperFile(p!.home, x, 'tmp/count') !== undefined)!;
+    const before = Number(upperFile(p!.home, id, 'tmp/count'));
+    const put = await p!.api('/v0/sandboxes/idle', {
+      method: 'PUT',
+      body: JSON.stringify({ metadata: { name: 'idle', labels: { team: 'a' } }, spec: s.spec }),
+    });
+    expect(put.status, await put.clone().text()).toBe(200);
+    const after = await waitSandbox(
+      p!,
+      'idle',
+      (x) => x.status === 'DEPLOYED' && x.events.at(-1)?.type === 'Deployment',
+      'redeployed',
+      15_000,
+    );
+    expect(after.state).toBe('STANDBY'); // still frozen, not restarted
+    expect(Number(upperFile(p!.home, id, 'tmp/count'))).toBe(before);
+    expect((await sbx(p!, 'idle', '/health')).status).toBe(200);
+    await sleep(500);
+    expect(Number(upperFile(p!.home, id, 'tmp/count'))).toBeGreaterThan(before); // the same counter
+  });
 });

@@ -127,11 +127,16 @@ export class SandboxController {
   private async deploy(row: SandboxRow): Promise<void> {
     const engineId = sandboxEngineId(row.id);
     let info = await this.inspect(engineId);
-    if (info && info.status !== 'RUNNING') {
-      // Half-made by a platform that died mid-create, or frozen: start over from the spec.
+    if (info?.status === 'STOPPED') {
+      // Half-made by a platform that died mid-create, or dead: start over from the spec.
       await this.o.engine.deleteSandbox(engineId);
       info = undefined;
     }
+    // Alive already: a spec update (the API sets DEPLOYING again) or a crash after the container
+    // started. Never recreate a live sandbox — its processes and memory are the user's work; a
+    // frozen one stays frozen (asking it for /health would wait until something thaws it).
+    const existing = info !== undefined;
+    const frozen = info?.status === 'FROZEN';
     const t0 = this.now();
     let t1 = t0;
     try {
@@ -140,10 +145,11 @@ export class SandboxController {
         info = await this.o.engine.createSandbox(spec);
       }
       t1 = this.now();
-      await this.o.engine.waitReady(engineId, this.o.readyTimeoutMs ?? 30_000);
+      // A live one was ready before; its liveness is the DEPLOYED watch's business from here.
+      if (!existing) await this.o.engine.waitReady(engineId, this.o.readyTimeoutMs ?? 30_000);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      await this.o.engine.deleteSandbox(engineId).catch(() => undefined);
+      if (!existing) await this.o.engine.deleteSandbox(engineId).catch(() => undefined);
       await mutate<SandboxSpecView>(this.o.resources, row.id, (r) =>
         r.status === 'DEPLOYING'
           ? {
@@ -157,25 +163,26 @@ export class SandboxController {
     const deployedAt = this.date().toISOString();
     const updated = await mutate<SandboxSpecView>(this.o.resources, row.id, (r) => {
       if (r.status !== 'DEPLOYING') return undefined; // deleted meanwhile: the next pass tears down
+      const message = existing
+        ? 'Sandbox kept running with its processes; runtime changes apply to new sandboxes'
+        : // Where start-up time goes (operators, bench/sandbox.ts): container vs sandboxd boot.
+          `Sandbox is running and its API answers (container ${t1 - t0} ms, sandboxd ready ${this.now() - t1} ms)`;
       return {
         status: 'DEPLOYED',
-        state: 'RUNNING',
-        system: { ...r.system, engineId, ip: info.ip, deployedAt },
-        events: [
-          ...r.events,
-          // Where start-up time goes (operators, bench/sandbox.ts): container vs sandboxd boot.
-          event(
-            'Deployment',
-            'DEPLOYED',
-            `Sandbox is running and its API answers (container ${t1 - t0} ms, sandboxd ready ${this.now() - t1} ms)`,
-            this.date(),
-          ),
-        ],
+        state: frozen ? 'STANDBY' : 'RUNNING',
+        system: {
+          ...r.system,
+          engineId,
+          ip: info.ip,
+          deployedAt: existing ? (r.system.deployedAt ?? deployedAt) : deployedAt,
+        },
+        events: [...r.events, event('Deployment', 'DEPLOYED', message, this.date())],
       };
     });
     await this.markVolumes(row, true);
-    if (updated?.status === 'DEPLOYED') this.register(updated, info.ip, false);
-    else await this.reconcileNow(row.id).catch(() => undefined);
+    if (updated?.status === 'DEPLOYED') {
+      if (!this.o.live.getById(row.id)) this.register(updated, info.ip, frozen);
+    } else await this.reconcileNow(row.id).catch(() => undefined);
   }
 
   /** A DEPLOYED sandbox: make sure it is in the live map (after a restart) and still alive. */
