@@ -50,14 +50,17 @@ describe('preview gateway', () => {
     return (s.address() as AddressInfo).port;
   }
 
-  function get(host: string, path = '/', headers: Record<string, string> = {}) {
+  function get(host: string, path = '/', headers: Record<string, string> = {}, method = 'GET') {
     return new Promise<{ status: number; headers: Record<string, unknown>; body: string }>(
       (resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port, path, headers: { host, ...headers } }, (res) => {
-          let body = '';
-          res.on('data', (c: Buffer) => (body += String(c)));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-        });
+        const req = request(
+          { host: '127.0.0.1', port, path, method, headers: { host, ...headers } },
+          (res) => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += String(c)));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+          },
+        );
         req.once('error', reject);
         req.end();
       },
@@ -231,6 +234,24 @@ describe('preview gateway', () => {
     const ok = await get(host, '/health', { 'x-blaxel-preview-token': 'tpv_session' });
     expect(JSON.parse(ok.body)).toEqual({ who: 'sandboxd', url: '/health' });
     expect((await get(host, '/health', { 'x-service-preview-token': 'tpv_right' })).status).toBe(401);
+
+    // A browser's CORS preflight has no token: the edge answers it for sessions, allowing the header.
+    const preflight = await get(
+      host,
+      '/process',
+      {
+        origin: 'https://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'x-service-preview-token, content-type',
+      },
+      'OPTIONS',
+    );
+    expect(preflight.status).toBe(204);
+    expect(String(preflight.headers['access-control-allow-headers'])).toMatch(/x-service-preview-token/i);
+    expect(
+      (await get('priv0.local.preview.localhost', '/', { 'access-control-request-method': 'GET' }, 'OPTIONS'))
+        .status,
+    ).toBe(401); // only sessions: a private app's preflight is not let through without a token
 
     const socket = connect(port, '127.0.0.1');
     await new Promise<void>((r) => socket.once('connect', () => r()));

@@ -89,6 +89,7 @@ export class PreviewGateway {
   async handle(req: IncomingMessage, res: ServerResponse, address: PreviewAddress): Promise<void> {
     let admitted: Admitted;
     try {
+      if (await this.sessionPreflight(req, res, address)) return;
       admitted = await this.admit(req, address);
     } catch (err) {
       return this.fail(res, err);
@@ -130,6 +131,30 @@ export class PreviewGateway {
     this.routes.close();
     this.tokens.close();
     this.proxy.close();
+  }
+
+  /**
+   * A browser's CORS preflight to a session carries no token (it never carries custom headers),
+   * and sandboxd's own answer does not allow the token headers: the edge answers it, so a page
+   * holding a session can call the sandbox API with `X-Service-Preview-Token`.
+   */
+  private async sessionPreflight(
+    req: IncomingMessage,
+    res: ServerResponse,
+    address: PreviewAddress,
+  ): Promise<boolean> {
+    if (req.method !== 'OPTIONS' || !req.headers['access-control-request-method']) return false;
+    const route = await this.routes.lookup(address);
+    if (!route || route.port !== SESSION_PORT) return false;
+    res
+      .writeHead(204, {
+        'access-control-allow-origin': '*',
+        'access-control-allow-methods': 'GET, POST, PUT, DELETE, HEAD, OPTIONS',
+        'access-control-allow-headers': `Content-Type, Authorization, Range, ${TOKEN_HEADERS.join(', ')}`,
+        'access-control-max-age': '600',
+      })
+      .end();
+    return true;
   }
 
   /** Route, access, resume: everything before the first byte goes to the sandbox. */
