@@ -125,25 +125,58 @@ export class ResourceCollection<Spec> {
     event?: CoreEvent,
   ): Promise<ResourceRow<Spec>> {
     try {
-      const updated = await this.deps.store.resources.update<Spec>(
-        row.id,
-        {
-          ...patch,
-          ...(event ? { events: [...(patch.events ?? row.events), event] } : {}),
-          updatedAt: this.deps.now().toISOString(),
-          updatedBy: actor,
-        },
-        row.revision,
-      );
-      this.publish(updated);
-      return updated;
+      return await this.write(row, patch, actor, event);
     } catch (err) {
-      if (err instanceof StaleRevisionError) {
-        throw conflict(`${this.label} "${row.name}" was changed concurrently; read it again and retry`);
-      }
-      if (err instanceof UniqueViolationError) throw conflict(`${this.label} "${row.name}": duplicate value`);
-      throw err;
+      throw this.mapped(row, err);
     }
+  }
+
+  /**
+   * Read-modify-write of one record that re-reads and re-applies `change` when someone (usually a
+   * controller writing status) wrote in between, so a request does not fail only because status
+   * moved under it. `change` may throw (validation) or return undefined (nothing to write).
+   */
+  async mutate(
+    workspace: string,
+    name: string,
+    actor: string,
+    change: (row: ResourceRow<Spec>) => Promise<{ patch: ResourcePatch; event?: CoreEvent } | undefined>,
+    parent = '',
+  ): Promise<ResourceRow<Spec>> {
+    for (let attempt = 1; ; attempt++) {
+      const row = await this.get(workspace, name, parent);
+      const next = await change(row);
+      if (!next) return row;
+      try {
+        return await this.write(row, next.patch, actor, next.event);
+      } catch (err) {
+        if (err instanceof StaleRevisionError && attempt < 5) continue;
+        throw this.mapped(row, err);
+      }
+    }
+  }
+
+  private async write(row: ResourceRow<Spec>, patch: ResourcePatch, actor: string, event?: CoreEvent) {
+    const updated = await this.deps.store.resources.update<Spec>(
+      row.id,
+      {
+        ...patch,
+        ...(event ? { events: [...(patch.events ?? row.events), event] } : {}),
+        updatedAt: this.deps.now().toISOString(),
+        updatedBy: actor,
+      },
+      row.revision,
+    );
+    this.publish(updated);
+    return updated;
+  }
+
+  private mapped(row: ResourceRow<Spec>, err: unknown): unknown {
+    if (err instanceof StaleRevisionError) {
+      return conflict(`${this.label} "${row.name}" was changed concurrently; read it again and retry`);
+    }
+    if (err instanceof UniqueViolationError) return conflict(`${this.label} "${row.name}": duplicate value`);
+    return err;
   }
 
   /** Removes the record for good (kinds without a terminated phase, e.g. previews). */

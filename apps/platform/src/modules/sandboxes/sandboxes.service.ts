@@ -163,57 +163,59 @@ export class SandboxesService {
 
   async update(ws: WorkspaceAccess, actor: string, name: string, body: SandboxUpdate): Promise<Sandbox> {
     assertSameName(name, body.metadata.name);
-    const row = await this.col.get(ws.name, name);
-    if (row.terminatedAt || GONE.has(row.status ?? '')) {
-      if (row.status !== 'FAILED') throw conflict(`Sandbox "${name}" is being deleted (${row.status ?? ''})`);
-    }
-    const spec: SandboxSpec = {
-      ...body.spec,
-      region: body.spec.region ?? row.spec.region ?? this.deps.hosts.region,
-    };
-    if (spec.region !== row.spec.region) {
-      throw invalidField('spec.region', `is immutable after creation (is "${row.spec.region ?? ''}")`);
-    }
-    // extraArgs are fixed when the sandbox is made (reference sandbox-api §5: immutable).
-    if (JSON.stringify(spec.runtime?.extraArgs ?? {}) !== JSON.stringify(row.spec.runtime?.extraArgs ?? {})) {
-      throw invalidField('spec.runtime.extraArgs', 'is immutable after creation');
-    }
-    checkNetwork(spec);
-    if (spec.runtime?.image !== row.spec.runtime?.image) await this.checkImage(ws.name, name, spec);
-    const holder = `sandbox:${name}`;
-    await this.attachVolumes(ws.name, holder, spec, row.spec.volumes ?? [], actor);
-    const kept = new Set((spec.volumes ?? []).map((v) => v.name));
-    await this.detachVolumes(
-      ws.name,
-      holder,
-      (row.spec.volumes ?? []).filter((v) => !kept.has(v.name)),
-      actor,
-    );
-    const sealed = sealSandboxSpec(this.deps.secrets, spec, sandboxSecretContext(ws.name, name), row.spec);
-    const event = newEvent(
-      row,
-      'deployment',
-      'DEPLOYING',
-      'Sandbox spec updated; waiting to be applied',
-      this.deps.now(),
-    );
-    const updated = await this.col.update(
-      row,
-      { ...metadataColumns(body.metadata, row), spec: sealed, status: 'DEPLOYING' },
-      actor,
-      event,
-    );
+    const updated = await this.col.mutate(ws.name, name, actor, async (row) => {
+      if ((row.terminatedAt || GONE.has(row.status ?? '')) && row.status !== 'FAILED') {
+        throw conflict(`Sandbox "${name}" is being deleted (${row.status ?? ''})`);
+      }
+      const spec: SandboxSpec = {
+        ...body.spec,
+        region: body.spec.region ?? row.spec.region ?? this.deps.hosts.region,
+      };
+      if (spec.region !== row.spec.region) {
+        throw invalidField('spec.region', `is immutable after creation (is "${row.spec.region ?? ''}")`);
+      }
+      // extraArgs are fixed when the sandbox is made (reference sandbox-api §5: immutable).
+      if (
+        JSON.stringify(spec.runtime?.extraArgs ?? {}) !== JSON.stringify(row.spec.runtime?.extraArgs ?? {})
+      ) {
+        throw invalidField('spec.runtime.extraArgs', 'is immutable after creation');
+      }
+      if (spec.runtime?.image !== row.spec.runtime?.image) await this.checkImage(ws.name, name, spec);
+      const holder = `sandbox:${name}`;
+      await this.attachVolumes(ws.name, holder, spec, row.spec.volumes ?? [], actor);
+      const kept = new Set((spec.volumes ?? []).map((v) => v.name));
+      await this.detachVolumes(
+        ws.name,
+        holder,
+        (row.spec.volumes ?? []).filter((v) => !kept.has(v.name)),
+        actor,
+      );
+      const sealed = sealSandboxSpec(this.deps.secrets, spec, sandboxSecretContext(ws.name, name), row.spec);
+      return {
+        patch: { ...metadataColumns(body.metadata, row), spec: sealed, status: 'DEPLOYING' },
+        event: newEvent(
+          row,
+          'deployment',
+          'DEPLOYING',
+          'Sandbox spec updated; waiting to be applied',
+          this.deps.now(),
+        ),
+      };
+    });
     return this.view(updated);
   }
 
   /** Marks the sandbox DELETING; the controller stops it, sets TERMINATED and frees its volumes. */
   async delete(ws: WorkspaceAccess, actor: string, name: string): Promise<Sandbox> {
-    const row = await this.col.get(ws.name, name);
-    if (row.terminatedAt || row.status === 'DELETING') return this.view(row);
-    const event = newEvent(row, 'deployment', 'DELETING', 'Sandbox deletion requested', this.deps.now());
-    const deleting = await this.col.update(row, { status: 'DELETING' }, actor, event);
+    const row = await this.col.mutate(ws.name, name, actor, async (current) => {
+      if (current.terminatedAt || current.status === 'DELETING') return undefined;
+      return {
+        patch: { status: 'DELETING' },
+        event: newEvent(current, 'deployment', 'DELETING', 'Sandbox deletion requested', this.deps.now()),
+      };
+    });
     await this.deps.onDelete?.(ws.name, name);
-    return this.view(deleting);
+    return this.view(row);
   }
 
   private alreadyExists(workspace: string, name: string): ApiError {

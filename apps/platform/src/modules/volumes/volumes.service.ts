@@ -117,19 +117,15 @@ export class VolumesService {
   }
 
   async delete(ws: WorkspaceAccess, actor: string, name: string): Promise<Volume> {
-    const row = await this.col.get(ws.name, name);
-    if (row.terminatedAt) return this.view(row);
-    const holder = typeof row.system.attachedTo === 'string' ? row.system.attachedTo : '';
-    if (holder) throw conflict(`Volume "${name}" is attached to ${holder}; delete or detach it first`);
-    const at = this.deps.now();
-    const event = newEvent(row, 'terminated', 'TERMINATED', 'Volume marked for termination', at);
-    const updated = await this.col.update(
-      row,
-      { status: event.status, terminatedAt: at.toISOString() },
-      actor,
-      event,
-    );
-    return this.view(updated);
+    const row = await this.col.mutate(ws.name, name, actor, async (current) => {
+      if (current.terminatedAt) return undefined;
+      const holder = typeof current.system.attachedTo === 'string' ? current.system.attachedTo : '';
+      if (holder) throw conflict(`Volume "${name}" is attached to ${holder}; delete or detach it first`);
+      const at = this.deps.now();
+      const event = newEvent(current, 'terminated', 'TERMINATED', 'Volume marked for termination', at);
+      return { patch: { status: event.status, terminatedAt: at.toISOString() }, event };
+    });
+    return this.view(row);
   }
 
   /**
@@ -138,33 +134,38 @@ export class VolumesService {
    * Called by the sandbox service on create/update and by the sandbox controller.
    */
   async attach(workspace: string, name: string, holder: string, field: string, actor: string): Promise<void> {
-    const row = await this.col.find(workspace, name);
-    if (!row || row.terminatedAt) throw invalidField(field, `volume "${name}" does not exist`);
-    const current = typeof row.system.attachedTo === 'string' ? row.system.attachedTo : '';
-    if (current === holder) return;
-    if (current) throw conflict(`Volume "${name}" is already attached to ${current}`);
-    const event = newEvent(
-      row,
-      'attached',
-      statusFromEvents(row.events),
-      `Attached to ${holder}`,
-      this.deps.now(),
-    );
-    await this.col.update(row, { system: { ...row.system, attachedTo: holder } }, actor, event);
+    const exists = await this.col.find(workspace, name);
+    if (!exists || exists.terminatedAt) throw invalidField(field, `volume "${name}" does not exist`);
+    await this.col.mutate(workspace, name, actor, async (row) => {
+      if (row.terminatedAt) throw invalidField(field, `volume "${name}" does not exist`);
+      const current = typeof row.system.attachedTo === 'string' ? row.system.attachedTo : '';
+      if (current === holder) return undefined;
+      if (current) throw conflict(`Volume "${name}" is already attached to ${current}`);
+      const event = newEvent(
+        row,
+        'attached',
+        statusFromEvents(row.events),
+        `Attached to ${holder}`,
+        this.deps.now(),
+      );
+      return { patch: { system: { ...row.system, attachedTo: holder } }, event };
+    });
   }
 
   /** Frees a volume held by `holder`; a no-op when it is gone or held by someone else. */
   async detach(workspace: string, name: string, holder: string, actor: string): Promise<void> {
-    const row = await this.col.find(workspace, name);
-    if (!row || row.system.attachedTo !== holder) return;
-    const event = newEvent(
-      row,
-      'detached',
-      statusFromEvents(row.events),
-      `Detached from ${holder}`,
-      this.deps.now(),
-    );
-    await this.col.update(row, { system: { ...row.system, attachedTo: '' } }, actor, event);
+    if (!(await this.col.find(workspace, name))) return;
+    await this.col.mutate(workspace, name, actor, async (row) => {
+      if (row.system.attachedTo !== holder) return undefined;
+      const event = newEvent(
+        row,
+        'detached',
+        statusFromEvents(row.events),
+        `Detached from ${holder}`,
+        this.deps.now(),
+      );
+      return { patch: { system: { ...row.system, attachedTo: '' } }, event };
+    });
   }
 
   /** The live volume or a 404 (for callers outside HTTP, e.g. controllers). */
