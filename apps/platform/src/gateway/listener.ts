@@ -22,25 +22,32 @@ export function withSandboxGateway(
 ): typeof createServer {
   return ((options: object, app: RequestListener) => {
     const server = createServer(options, (req: IncomingMessage, res: ServerResponse) => {
-      // Preview hosts first: they are host-shaped only and never look like sandbox or API traffic.
+      const rest = () => {
+        const g = gateway();
+        const target = g?.match(req);
+        if (g && target) return void g.handle(req, res, target);
+        const route = raw().find((r) => r.matches(req));
+        if (route) return void route.listener(req, res);
+        app(req, res);
+      };
+      // Preview hosts first: they are host-shaped only. A custom-domain-shaped host that no preview
+      // claims goes on to the rest (the platform's own host may look like `x.preview.y.z`).
       const pg = previews();
       const preview = pg?.match(req);
-      if (pg && preview) return void pg.handle(req, res, preview);
-      const g = gateway();
-      const target = g?.match(req);
-      if (g && target) return void g.handle(req, res, target);
-      const route = raw().find((r) => r.matches(req));
-      if (route) return void route.listener(req, res);
-      app(req, res);
+      if (pg && preview) return void pg.handle(req, res, preview, rest);
+      rest();
     });
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const rest = () => {
+        const g = gateway();
+        const target = g?.match(req);
+        if (g && target) void g.upgrade(req, socket, head, target);
+        else socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      };
       const pg = previews();
       const preview = pg?.match(req);
-      if (pg && preview) return void pg.upgrade(req, socket, head, preview);
-      const g = gateway();
-      const target = g?.match(req);
-      if (g && target) void g.upgrade(req, socket, head, target);
-      else socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      if (pg && preview) return void pg.upgrade(req, socket, head, preview, rest);
+      rest();
     });
     return server;
   }) as typeof createServer;

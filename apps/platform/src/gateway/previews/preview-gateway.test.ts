@@ -226,6 +226,10 @@ describe('preview gateway', () => {
 
   it('other hosts are not previews: the management app answers', async () => {
     expect(JSON.parse((await get(`127.0.0.1:${port}`, '/v0/x')).body)).toEqual({ management: true });
+    // A custom-domain-shaped host no preview claims (the platform's own host could look so).
+    expect(JSON.parse((await get('api.preview.company.io', '/v0/x')).body)).toEqual({ management: true });
+    // A platform-domain preview host is ours either way: 404 {error}, not the app.
+    expect(JSON.parse((await get('ffff.local.preview.localhost', '/v0/x')).body)).toHaveProperty('error');
   });
 
   it('a session (port 443) goes to sandboxd, HTTP and WebSocket, with its token only', async () => {

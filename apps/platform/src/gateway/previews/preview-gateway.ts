@@ -53,10 +53,16 @@ class PreviewError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** No preview claims the host at all (not: it ended, or access was refused). */
+    readonly unclaimed = false,
   ) {
     super(message);
   }
 }
+
+/** Custom-domain-shaped hosts no preview claims are not preview traffic after all. */
+const notOurs = (err: unknown, address: PreviewAddress) =>
+  err instanceof PreviewError && err.unclaimed && address.kind === 'custom';
 
 /** The preview token never reaches the sandbox; everything else but hop-by-hop headers does. */
 const DROP: ReadonlySet<string> = new Set([...HOP_BY_HOP_REQUEST, ...TOKEN_HEADERS]);
@@ -86,12 +92,19 @@ export class PreviewGateway {
     return previewAddress(req.headers.host, this.domain);
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse, address: PreviewAddress): Promise<void> {
+  /** Serves the request; `elsewhere` takes it when its custom-looking host is no preview's. */
+  async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    address: PreviewAddress,
+    elsewhere?: () => void,
+  ): Promise<void> {
     let admitted: Admitted;
     try {
       if (await this.sessionPreflight(req, res, address)) return;
       admitted = await this.admit(req, address);
     } catch (err) {
+      if (elsewhere && notOurs(err, address)) return elsewhere();
       return this.fail(res, err);
     }
     const { entry, upstream, session } = admitted;
@@ -105,11 +118,18 @@ export class PreviewGateway {
     }
   }
 
-  async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, address: PreviewAddress): Promise<void> {
+  async upgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    address: PreviewAddress,
+    elsewhere?: () => void,
+  ): Promise<void> {
     let admitted: Admitted;
     try {
       admitted = await this.admit(req, address);
     } catch (err) {
+      if (elsewhere && notOurs(err, address)) return elsewhere();
       const status = err instanceof PreviewError ? err.status : 500;
       const body = JSON.stringify({ error: err instanceof Error ? err.message : 'internal error' });
       socket.end(
@@ -160,7 +180,7 @@ export class PreviewGateway {
   /** Route, access, resume: everything before the first byte goes to the sandbox. */
   private async admit(req: IncomingMessage, address: PreviewAddress): Promise<Admitted> {
     const route = await this.routes.lookup(address);
-    if (!route) throw new PreviewError(404, 'preview not found');
+    if (!route) throw new PreviewError(404, 'preview not found', true);
     if (route.endsAtMs !== undefined && route.endsAtMs <= this.now()) {
       throw new PreviewError(404, `preview ${route.name} has expired`);
     }
