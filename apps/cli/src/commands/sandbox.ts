@@ -97,17 +97,28 @@ export const registerSandbox: Register = (program, ctx, state) => {
     .option('-d, --workdir <dir>', 'working directory')
     .option('-e, --env <KEY=VALUE>', 'environment variable (repeatable)', collect)
     .option('--timeout <seconds>', 'give up waiting after this many seconds (the process keeps running)')
+    .option('--name <name>', 'name the process (for `tarmac sandbox logs`)')
+    .option('--detach', 'start in the background and print the process name')
     .action(
       action(
         state,
         (name: string) => `exec in sandbox ${name}`,
         async (flags, name: string, words: string[]) => {
           const { sandbox: sb } = await open(ctx, flags, name);
-          const result = await sb.process.exec({
+          const common = {
             command: commandLine(words),
-            waitForCompletion: true,
+            ...(flags.name ? { name: flags.name as string } : {}),
             ...(flags.workdir ? { workingDir: flags.workdir as string } : {}),
             ...(flags.env ? { env: parseEnvPairs(flags.env as string[]) } : {}),
+          };
+          if (flags.detach) {
+            const started = await sb.process.exec(common);
+            ctx.stdout.write(`${started.name}\n`);
+            return;
+          }
+          const result = await sb.process.exec({
+            ...common,
+            waitForCompletion: true,
             ...(flags.timeout ? { timeout: Number(flags.timeout) } : {}),
             onStdout: (chunk) => ctx.stdout.write(chunk),
             onStderr: (chunk) => ctx.stderr.write(chunk),

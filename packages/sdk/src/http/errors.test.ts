@@ -39,6 +39,8 @@ describe('apiErrorFrom', () => {
     const sandbox = apiErrorFrom(422, { error: 'process timed out after 1 seconds' }, 'POST', 'u');
     expect(sandbox).toBeInstanceOf(UnprocessableError);
     expect(sandbox.message).toBe('process timed out after 1 seconds');
+    const missingFile = apiErrorFrom(404, { error: '/x: no such file or directory' }, 'GET', 'u');
+    expect([missingFile.code, missingFile.message]).toEqual(['not_found', '/x: no such file or directory']);
     const edge = apiErrorFrom(
       404,
       { error: { code: 'WORKLOAD_NOT_FOUND', message: 'no sandbox' } },

@@ -111,9 +111,8 @@ const byStatus: Record<number, typeof TarmacApiError> = {
 };
 
 /** Status words used when a body carries no code (a proxy's HTML page, an empty 502...). */
-const fallbackCode = Object.fromEntries(
-  Object.entries(managementErrorStatus).map(([code, status]) => [status, code]),
-) as Record<number, string>;
+const fallbackCode: Record<number, string> = {};
+for (const [code, status] of Object.entries(managementErrorStatus)) fallbackCode[status] ??= code; // first wins: 404 → not_found
 
 function pick(body: unknown, key: string): unknown {
   return typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[key] : undefined;
