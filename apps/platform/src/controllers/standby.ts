@@ -94,6 +94,7 @@ export class StandbyController {
         }
       }
       await Promise.all(work);
+      for (const id of this.recheckAt.keys()) if (!this.o.live.getById(id)) this.recheckAt.delete(id);
     } finally {
       this.ticking = false;
     }
