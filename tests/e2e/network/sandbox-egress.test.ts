@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningPlatform } from '../support/platform.js';
+import { freePort, type RunningPlatform } from '../support/platform.js';
 import {
   E2E_NETWORK,
   cleanUp,
@@ -112,6 +112,9 @@ describe.skipIf(missing !== null)(`sandbox egress${missing ? ` (skipped: ${missi
     env = {
       TARMAC_EGRESS_RESOLVE: `api.outside.test=${o},plain.outside.test=${o},other.example.test=${o}`,
       TARMAC_EGRESS_EXTRA_CA: certs.caFile,
+      // Pinned (the harness gives each start a random one): the restart test checks that a
+      // surviving sandbox keeps its proxy; egress-plane.ts also serves ports handed out before.
+      TARMAC_EGRESS_PORT: '3128',
     };
     p = await startSandboxPlatform({ env });
     await createSandbox(p, NAME, { network: network() }, { memory: 256 });
@@ -132,7 +135,8 @@ describe.skipIf(missing !== null)(`sandbox egress${missing ? ` (skipped: ${missi
       NAME,
       'env | sort | grep -Ei "proxy|_CA|CERT" ; grep -c BEGIN /etc/ssl/certs/ca-certificates.crt',
     );
-    // 3128 unless another platform on this bridge holds it (egress-plane.ts PORT_CHOICES).
+    // The test pins TARMAC_EGRESS_PORT=3128; 3129–3147 if another platform on this bridge holds
+    // it (egress-plane.ts SHARED_PORTS).
     expect(proxyUrl).toMatch(new RegExp(`^http://${GATEWAY.replaceAll('.', '\\.')}:31(2[89]|[34]\\d)$`));
     expect(r.stdout).toContain(`HTTPS_PROXY=${proxyUrl}`);
     expect(r.stdout).toContain(`http_proxy=${proxyUrl}`);
@@ -291,7 +295,9 @@ describe.skipIf(missing !== null)(`sandbox egress${missing ? ` (skipped: ${missi
   it('a disconnected sandbox stays disconnected across a platform restart (state in the record)', async () => {
     const home = p!.home;
     expect(await p!.stop()).toBe(0);
-    p = await startSandboxPlatform({ home, env });
+    // Another proxy port this time: the sandbox keeps the HTTP_PROXY it was given, which the
+    // restarted platform serves too (egress/port-file.ts).
+    p = await startSandboxPlatform({ home, env: { ...env, TARMAC_EGRESS_PORT: String(await freePort()) } });
     const after = await curl('https://api.outside.test/sbx-after-restart');
     expect(after.connect).toBe(403);
     expect(await seenAt('sbx-after-restart')).toEqual([]);

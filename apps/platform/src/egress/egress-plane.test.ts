@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChangeFeed } from '../shared/change-feed.js';
-import { EgressPlane, gatewayAddress } from './egress-plane.js';
+import { EgressPlane, gatewayAddress, SHARED_PORTS } from './egress-plane.js';
 
 describe('egress plane', () => {
   const cleanups: (() => unknown)[] = [];
@@ -35,7 +35,8 @@ describe('egress plane', () => {
     const taken = (squatter.address() as { port: number }).port;
     const plane = await EgressPlane.prepare({ ...settings, port: taken });
     cleanups.push(() => plane.close());
-    expect(plane.ports.slice(0, 2)).toEqual([taken, taken + 1]);
+    expect(plane.ports[0]).toBe(taken);
+    expect(plane.ports).toEqual(expect.arrayContaining(SHARED_PORTS));
     expect(statSync(join(root, 'keys', 'egress-ca.key')).mode & 0o777).toBe(0o600);
     expect(readFileSync(join(root, 'egress', 'ca-bundle.pem'), 'utf8')).toContain(plane.ca.ca.certPem.trim());
     const attach = {
@@ -50,12 +51,27 @@ describe('egress plane', () => {
     const pending = plane.sandboxDefaults();
     await plane.start(attach);
     const url = await plane.url();
-    expect(url).not.toBe(`http://127.0.0.1:${taken}`);
-    expect(Number(new URL(url).port)).toBeGreaterThan(taken);
+    const bound = Number(new URL(url).port);
+    expect(bound).not.toBe(taken);
+    expect(SHARED_PORTS).toContain(bound);
     expect((await pending).env.HTTPS_PROXY).toBe(url);
 
-    // Same home again: the CA is loaded, not replaced.
-    const again = await EgressPlane.prepare({ ...settings, port: taken });
+    // A restart of the same home with another configured port: the CA is loaded, not replaced,
+    // and the port sandboxes were given is served again (they keep their HTTP_PROXY).
+    await plane.close();
+    const other = createServer();
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    const otherPort = (other.address() as { port: number }).port;
+    await new Promise<void>((r) => other.close(() => r()));
+    const again = await EgressPlane.prepare({ ...settings, port: otherPort });
+    cleanups.push(() => again.close());
     expect(again.ca.ca.certPem).toBe(plane.ca.ca.certPem);
+    expect(again.ports).toContain(bound);
+    await again.start(attach);
+    expect(await again.url()).toBe(`http://127.0.0.1:${otherPort}`);
+    // The old port answers as the proxy (a non-proxy request: 400 from the proxy itself).
+    const res = await fetch(`http://127.0.0.1:${bound}/`);
+    expect(res.status).toBe(400);
+    expect(res.headers.get('x-tarmac-egress')).toBe('error');
   });
 });

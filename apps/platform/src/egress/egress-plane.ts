@@ -20,6 +20,8 @@ import { EgressProxy, type EgressEvent } from './proxy-server.js';
 import { SandboxPolicies, type LiveAddress } from './sandbox-policies.js';
 import { egressSandboxDefaults } from './sandbox-setup.js';
 import { lookup as dnsLookup } from 'node:dns';
+import { createServer, type Server as NetServer } from 'node:net';
+import { readHandedPorts, rememberHandedPort } from './port-file.js';
 
 export interface EgressSettings {
   home: { root: string; keys: string };
@@ -64,10 +66,12 @@ export interface EgressAttach {
 }
 
 /**
- * Ports the proxy may take, from `port` up: platforms sharing one bridge (tests on one machine)
- * each get their own, and the engine's firewall, which is per bridge, opens all of them.
+ * The shared port range: a proxy whose configured port is taken falls back to the first free one
+ * of 3128–3147. The engine's firewall chain is per bridge and rewritten by every platform on it,
+ * so every platform opens this whole range (plus its own ports): platforms sharing a bridge (tests
+ * on one machine) never close each other's proxies.
  */
-export const PORT_CHOICES = 20;
+export const SHARED_PORTS = Array.from({ length: 20 }, (_, i) => 3128 + i);
 
 export class EgressPlane {
   /** Every port a proxy on this bridge may use (the engine's `allowedHostPorts`). */
@@ -77,12 +81,15 @@ export class EgressPlane {
   private proxy: EgressProxy | undefined;
   private policies: SandboxPolicies | undefined;
   private tunnels: TunnelService | undefined;
+  private readonly extraListeners: NetServer[] = [];
 
   private constructor(
     private readonly s: EgressSettings,
     readonly ca: EgressCaFiles,
+    /** Ports earlier runs of this home handed to sandboxes (port-file.ts). */
+    private readonly handed: number[],
   ) {
-    this.ports = Array.from({ length: PORT_CHOICES }, (_, i) => s.port + i);
+    this.ports = [...new Set([s.port, ...handed, ...SHARED_PORTS])];
     this.listening = new Promise<string>((resolve, reject) => (this.settle = { resolve, reject }));
     this.listening.catch(() => undefined); // surfaced by sandboxDefaults, not as an unhandled rejection
   }
@@ -92,7 +99,8 @@ export class EgressPlane {
     egressSandboxDefaults(await this.listening, this.ca);
 
   static async prepare(s: EgressSettings): Promise<EgressPlane> {
-    return new EgressPlane(s, await loadOrCreateEgressCa(s.home, s.now));
+    const ca = await loadOrCreateEgressCa(s.home, s.now);
+    return new EgressPlane(s, ca, await readHandedPorts(s.home.root));
   }
 
   /** For the sandbox gateway: the tunnel routes, answered here once `start` ran. */
@@ -141,11 +149,14 @@ export class EgressPlane {
       ...(this.s.log ? { log: this.s.log } : {}),
     });
     const host = gatewayAddress(this.s.subnet);
-    for (const port of this.ports) {
+    // The configured port, else the shared range; handed-out ports are extra listeners below.
+    const primary = [...new Set([this.s.port, ...SHARED_PORTS])];
+    let bound: number | undefined;
+    for (const port of primary) {
       try {
-        await listen(this.proxy, host, port);
-        this.settle.resolve(`http://${host}:${port}`);
-        return;
+        await listen(this.proxy.server, host, port);
+        bound = port;
+        break;
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') {
           this.settle.reject(err as Error);
@@ -153,11 +164,26 @@ export class EgressPlane {
         }
       }
     }
-    const err = new Error(
-      `egress proxy: ports ${this.ports[0]}-${this.ports.at(-1)} on ${host} are all in use`,
-    );
-    this.settle.reject(err);
-    throw err;
+    if (bound === undefined) {
+      const err = new Error(
+        `egress proxy: port ${this.s.port} and ${SHARED_PORTS[0]}-${SHARED_PORTS.at(-1)} on ${host} are all in use`,
+      );
+      this.settle.reject(err);
+      throw err;
+    }
+    // Sandboxes that survived a restart still point at the port their environment names.
+    const proxyServer = this.proxy.server;
+    for (const port of this.handed.filter((p) => p !== bound)) {
+      const extra = createServer((socket) => proxyServer.emit('connection', socket));
+      try {
+        await listen(extra, host, port);
+        this.extraListeners.push(extra);
+      } catch {
+        extra.close(); // taken by another platform since: those sandboxes lost their proxy
+      }
+    }
+    await rememberHandedPort(this.s.home.root, bound);
+    this.settle.resolve(`http://${host}:${bound}`);
   }
 
   /** The bound proxy URL (after `start`). */
@@ -166,17 +192,18 @@ export class EgressPlane {
   }
 
   async close(): Promise<void> {
+    for (const l of this.extraListeners) l.close();
     this.policies?.close();
     await this.proxy?.close();
   }
 }
 
-function listen(proxy: EgressProxy, host: string, port: number): Promise<void> {
+function listen(server: NetServer, host: string, port: number): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const onError = (err: Error) => reject(err);
-    proxy.server.once('error', onError);
-    proxy.server.listen(port, host, () => {
-      proxy.server.removeListener('error', onError);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.removeListener('error', onError);
       resolve();
     });
   });
