@@ -2,6 +2,7 @@ import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import * as identity from './001-identity.js';
 import * as resources from './002-resources.js';
 import * as resourceCounts from './003-resource-counts.js';
+import * as resourcesByStatus from './004-resources-by-status.js';
 import * as metering from './010-metering.js';
 
 /**
@@ -12,6 +13,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '001-identity': identity,
   '002-resources': resources,
   '003-resource-counts': resourceCounts,
+  '004-resources-by-status': resourcesByStatus,
   '010-metering': metering,
 };
 
