@@ -154,7 +154,8 @@ export const coreRoutes = {
     operationId: 'listUsers',
     method: 'get',
     path: '/v0/users',
-    summary: 'Users of the workspace (members; a pending invitation is listed by nobody and removed by email)',
+    summary:
+      'Users of the workspace (members; a pending invitation is listed by nobody and removed by email)',
     tag: 'workspaces',
     auth: 'workspace',
     query: listQuerySchema,

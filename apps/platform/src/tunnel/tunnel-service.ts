@@ -6,7 +6,7 @@
 // both: the proxy refuses the sandbox (policy `connected: false`) and the interface is removed, so
 // no route out is left; inbound (the sandbox API, previews) goes on working. The state lives in
 // the record's `system.egress` so it survives a platform restart.
-import type { BlockList} from 'node:net';
+import type { BlockList } from 'node:net';
 import { isIP } from 'node:net';
 import { tunnelConfigSchema, type TunnelConfig } from '@tarmac/contract';
 import type { CommandRunner } from '@tarmac/engine';
