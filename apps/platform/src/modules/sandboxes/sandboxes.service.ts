@@ -180,6 +180,7 @@ export class SandboxesService {
       ) {
         throw invalidField('spec.runtime.extraArgs', 'is immutable after creation');
       }
+      checkNetwork(spec);
       if (spec.runtime?.image !== row.spec.runtime?.image) await this.checkImage(ws.name, name, spec);
       const holder = `sandbox:${name}`;
       await this.attachVolumes(ws.name, holder, spec, row.spec.volumes ?? [], actor);
