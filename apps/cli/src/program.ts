@@ -45,6 +45,16 @@ export function buildProgram(ctx: CliContext): Command & { run(argv: string[]): 
     .description('Print the CLI version, and the platform version when one is configured')
     .action(async () => {
       ctx.stdout.write(`tarmac ${ctx.version}\n`);
+      // Best effort: a missing configuration or a stopped platform is not an error here.
+      try {
+        const client = await ctx.client(program.opts());
+        const doc = await client.call<{ info?: { version?: string } }>('GET', '/v0/openapi.json', {
+          signal: AbortSignal.timeout(3000),
+        });
+        ctx.stdout.write(`platform ${doc.info?.version ?? 'unknown'} at ${client.apiUrl}\n`);
+      } catch {
+        // nothing to add
+      }
     });
 
   for (const register of [

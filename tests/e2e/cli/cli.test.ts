@@ -42,7 +42,11 @@ const cli = (args: string[], input?: string) =>
 
 describe('basics and exit codes', () => {
   it('prints its version and documents exit codes in --help', async () => {
-    expect((await cli(['version'])).stdout).toBe('tarmac 0.1.0\n');
+    expect((await cli(['version'])).stdout).toBe(
+      `tarmac 0.1.0\nplatform 0.1.0 at ${platform.credentials.apiUrl}\n`,
+    );
+    const alone = await runCli(['version'], { env: cliEnv({ TARMAC_HOME: work }) });
+    expect([alone.code, alone.stdout]).toEqual([0, 'tarmac 0.1.0\n']);
     const help = await cli(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Exit codes:');
