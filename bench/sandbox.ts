@@ -11,7 +11,7 @@
 // Reports median, p99 and spread (min..max); ratios to the baseline where one applies.
 //
 //   node --import tsx bench/sandbox.ts            (RUNS=100 RESUME=100 DENSITY=200 MEMORY=4096)
-import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, startPlatform, type RunningPlatform } from '../tests/e2e/support/platform.js';
@@ -101,6 +101,20 @@ async function timed(f: () => Promise<Response>): Promise<number> {
   return performance.now() - t;
 }
 
+/** Sum over this home's sandboxes of their memory cgroups (v1): charged bytes and resident (rss). */
+function cgroupMemoryMB(home: string): { usage: number; rss: number } {
+  let usage = 0;
+  let rss = 0;
+  for (const id of readdirSync(join(home, 'sandboxes'))) {
+    const dir = `/sys/fs/cgroup/memory/tarmac/${id}`;
+    if (!existsSync(dir)) continue;
+    usage += Number(readFileSync(join(dir, 'memory.usage_in_bytes'), 'utf8'));
+    const m = /^total_rss (\d+)$/m.exec(readFileSync(join(dir, 'memory.stat'), 'utf8'));
+    rss += Number(m?.[1] ?? 0);
+  }
+  return { usage: usage / 2 ** 20, rss: rss / 2 ** 20 };
+}
+
 function memAvailableMB(): number {
   const m = /MemAvailable:\s+(\d+) kB/.exec(readFileSync('/proc/meminfo', 'utf8'));
   return Number(m?.[1]) / 1024;
@@ -164,7 +178,7 @@ async function main(): Promise<void> {
 
     // 2. resume: 10 sandboxes fall asleep together; each sample is one STANDBY request then the
     // same request RUNNING.
-    const pool = Array.from({ length: 10 }, (_, i) => `r-${i}`);
+    const pool = Array.from({ length: RESUME > 0 ? 10 : 0 }, (_, i) => `r-${i}`);
     made.push(...pool);
     for (const n of pool) await create(p, n);
     const standbyMs: number[] = [];
@@ -204,6 +218,10 @@ async function main(): Promise<void> {
     for (const n of dense) while ((await state(p, n)).state !== 'STANDBY') await sleep(100);
     await sleep(2000);
     const after = memAvailableMB();
+    const cg = cgroupMemoryMB(p.home);
+    console.log(
+      `  memory cgroups of the ${DENSITY}: ${(cg.usage / DENSITY).toFixed(1)} MB charged (rss ${(cg.rss / DENSITY).toFixed(1)} MB) per sandbox`,
+    );
     console.log(
       `  all ${DENSITY} in STANDBY; host MemAvailable ${before.toFixed(0)} -> ${after.toFixed(0)} MB: ${((before - after) / DENSITY).toFixed(1)} MB per sandbox`,
     );
