@@ -14,6 +14,8 @@ export interface CliIo {
   /** Regular files directly under a directory, or undefined when `path` is not a directory. */
   listDir(path: string): Promise<string[] | undefined>;
   readStdin(): Promise<string>;
+  /** One line from stdin (a prompt's answer on a terminal; the first line of a pipe). */
+  readLine(): Promise<string>;
 }
 
 /** Everything a command may use; built by main.ts, faked by tests. */

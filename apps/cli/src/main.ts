@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CredentialsFile } from '@tarmac/sdk';
@@ -33,6 +34,29 @@ function up(flags: { port?: string; host?: string; home?: string }): Promise<num
   });
 }
 
+/** Reads one line from the terminal without echoing it; Ctrl-C aborts with 130. */
+function readHidden(): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    process.stdin.setRawMode(true);
+    process.stdin.resume();
+    const onData = (chunk: Buffer) => {
+      for (const char of chunk.toString('utf8')) {
+        if (char === '\u0003') process.exit(130);
+        if (char === '\r' || char === '\n') {
+          process.stdin.off('data', onData);
+          process.stdin.setRawMode(false);
+          process.stdin.pause();
+          process.stderr.write('\n');
+          return resolve(text);
+        }
+        text = char === '\u007f' ? text.slice(0, -1) : text + char;
+      }
+    };
+    process.stdin.on('data', onData);
+  });
+}
+
 const ctx: CliContext = {
   version: VERSION,
   env,
@@ -47,6 +71,16 @@ const ctx: CliContext = {
       if (!info?.isDirectory()) return undefined;
       const entries = await readdir(path, { withFileTypes: true });
       return entries.filter((e) => e.isFile()).map((e) => join(path, e.name));
+    },
+    readLine: async () => {
+      // On a terminal the answer is a secret (an API key): read it raw, without echo.
+      if (process.stdin.isTTY) return readHidden();
+      const lines = createInterface({ input: process.stdin, terminal: false });
+      for await (const line of lines) {
+        lines.close();
+        return line;
+      }
+      return '';
     },
     readStdin: async () => {
       const chunks: Buffer[] = [];

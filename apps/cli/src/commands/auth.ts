@@ -33,7 +33,7 @@ export const registerAuth: Register = (program, ctx, state) => {
             : ((flags.apiKey as string | undefined) ?? ctx.env.TARMAC_API_KEY);
           if (!clientId && !apiKey) {
             if (ctx.stdin.isTTY) ctx.stderr.write('API key: ');
-            apiKey = (await ctx.io.readStdin()).trim();
+            apiKey = (await ctx.io.readLine()).trim();
             if (!apiKey)
               throw new CliError(
                 'login',
