@@ -73,6 +73,8 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
         TARMAC_LOG_LEVEL: 'warn',
         // Each platform its own egress proxy port, so platforms of different tests never clash.
         TARMAC_EGRESS_PORT: String(await freePort()),
+        // One base-image cache per machine: a fresh home must not rebuild the image (~30 s, 370 MB).
+        TARMAC_IMAGE_DIR: process.env.TARMAC_TEST_IMAGE_DIR ?? '/var/cache/tarmac-test/images',
         ...options.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
