@@ -56,22 +56,4 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       .$call((builder) => (clustered ? builder.modifyEnd(sql`without rowid`) : builder))
       .execute();
   }
-  // Per-resource reads of short windows (the timeseries of one page of groups): an index range on
-  // (workspace, type, name, …) instead of a scan of the whole window.
-  for (const table of ['metering_hourly', 'metering_daily'] as const) {
-    await db.schema
-      .createIndex(`${table}_by_resource`)
-      .on(table)
-      .columns([
-        'account_id',
-        'workspace',
-        'resource_type',
-        'resource_name',
-        'resource_uuid',
-        'dimension',
-        'period',
-        'quantity',
-      ])
-      .execute();
-  }
 }
