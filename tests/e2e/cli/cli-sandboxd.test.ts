@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { Tarmac } from '@tarmac/sdk';
 import { createClient } from '@tarmac/sdk/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
+import { removeHome, type RunningPlatform } from '../support/platform.js';
+import { startTestPlatform, stopTestPlatform } from '../sdk/fixture.js';
 import { startSandboxd, type LocalSandboxd } from '../sdk/sandboxd.js';
 import { cliEnv, runCli } from './cli-runner.js';
 
@@ -20,7 +21,7 @@ let env: Record<string, string>;
 const work = mkdtempSync(join(tmpdir(), 'tarmac-cli-'));
 
 beforeAll(async () => {
-  platform = await startPlatform();
+  platform = await startTestPlatform({ bridge: 'tarmacc1', subnet: '10.243.0.0/16' });
   daemon = await startSandboxd();
   const { apiUrl, apiKey } = platform.credentials;
   tarmac = new Tarmac({ apiUrl, apiKey, workspace: 'default' });
@@ -29,14 +30,9 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await daemon?.stop();
-  await platform?.stop();
-  try {
-    if (platform) removeHome(platform.home);
-    removeHome(work);
-  } catch {
-    // engine mounts may linger a moment; /tmp is cleaned anyway
-  }
-});
+  expect(await stopTestPlatform(platform)).toEqual([]);
+  removeHome(work);
+}, 120_000);
 
 const cli = (args: string[], input?: string) =>
   runCli(args, { env, ...(input !== undefined ? { input } : {}) });

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Tarmac } from '@tarmac/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_MAIN, freePort, removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
+import { CLI_MAIN, freePort, removeHome, type RunningPlatform } from '../support/platform.js';
+import { startTestPlatform, stopTestPlatform } from '../sdk/fixture.js';
 import { cliEnv, runCli } from './cli-runner.js';
 
 let platform: RunningPlatform;
@@ -16,21 +17,16 @@ let env: Record<string, string>;
 const work = mkdtempSync(join(tmpdir(), 'tarmac-cli-'));
 
 beforeAll(async () => {
-  platform = await startPlatform();
+  platform = await startTestPlatform({ bridge: 'tarmacc0', subnet: '10.242.0.0/16' });
   const { apiUrl, apiKey } = platform.credentials;
   tarmac = new Tarmac({ apiUrl, apiKey, workspace: 'default' });
   // The platform's own home holds credentials.json: the CLI finds everything there.
   env = cliEnv({ TARMAC_HOME: platform.home });
 });
 afterAll(async () => {
-  await platform?.stop();
-  try {
-    if (platform) removeHome(platform.home);
-    removeHome(work);
-  } catch {
-    // engine mounts may linger a moment; /tmp is cleaned anyway
-  }
-});
+  expect(await stopTestPlatform(platform)).toEqual([]);
+  removeHome(work);
+}, 120_000);
 
 const cli = (args: string[], input?: string) =>
   runCli(args, { env, ...(input !== undefined ? { input } : {}) });

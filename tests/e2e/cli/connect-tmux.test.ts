@@ -5,9 +5,10 @@
 // Needs tmux (Debian package `tmux`); skipped, saying so, on machines without it.
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_MAIN, removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
+import { CLI_MAIN, type RunningPlatform } from '../support/platform.js';
+import { startTestPlatform, stopTestPlatform } from '../sdk/fixture.js';
 import { startSandboxd, type LocalSandboxd } from '../sdk/sandboxd.js';
-import { missingCapability, startSandboxPlatform } from '../sandboxes/support.js';
+import { missingCapability } from '../sandboxes/support.js';
 import { cliEnv, runCli } from './cli-runner.js';
 
 const hasTmux = (() => {
@@ -32,14 +33,11 @@ describe.skipIf(!hasTmux)('tarmac sandbox connect in tmux', () => {
 
   beforeAll(async () => {
     let env: Record<string, string>;
+    platform = await startTestPlatform({ bridge: 'tarmactty0', subnet: '10.235.0.0/16' });
     if (missingCapability() === null) {
-      platform = await startSandboxPlatform({
-        env: { TARMAC_BRIDGE: 'tarmactty0', TARMAC_SUBNET: '10.235.0.0/16' },
-      });
       env = cliEnv({ TARMAC_HOME: platform.home });
       expect((await runCli(['sandbox', 'create', 'box'], { env, timeoutMs: 150_000 })).code).toBe(0);
     } else {
-      platform = await startPlatform();
       daemon = await startSandboxd();
       env = cliEnv({ TARMAC_HOME: platform.home, TARMAC_SANDBOX_BOX_URL: daemon.url });
       expect((await runCli(['sandbox', 'create', 'box', '--no-wait'], { env })).code).toBe(0);
@@ -84,13 +82,8 @@ describe.skipIf(!hasTmux)('tarmac sandbox connect in tmux', () => {
       // already gone
     }
     await daemon?.stop();
-    await platform?.stop();
-    try {
-      if (platform) removeHome(platform.home);
-    } catch {
-      // lingering engine mounts
-    }
-  });
+    expect(await stopTestPlatform(platform)).toEqual([]);
+  }, 120_000);
 
   it('runs a typed command and shows its output on the screen', async () => {
     type('echo hello-$((6*7))');

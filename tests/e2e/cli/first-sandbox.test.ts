@@ -8,7 +8,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_MAIN, REPO_ROOT, freePort, removeHome } from '../support/platform.js';
+import { CLI_MAIN, REPO_ROOT, freePort, removeHome, type RunningPlatform } from '../support/platform.js';
+import { stopTestPlatform } from '../sdk/fixture.js';
 import { E2E_NETWORK, IMAGE_CACHE, missingCapability } from '../sandboxes/support.js';
 
 const TITLE = 'First sandbox in 60 seconds';
@@ -79,17 +80,26 @@ describe.skipIf(missing !== null)(`README: ${TITLE}`, () => {
     }
   }, 180_000);
   afterAll(async () => {
-    if (up && up.exitCode === null) {
-      const exited = new Promise((r) => up?.once('exit', r));
-      up.kill('SIGTERM');
-      await exited;
-    }
+    const running = up;
+    const stop = async () => {
+      if (running && running.exitCode === null) {
+        const exited = new Promise<number>((r) => running.once('exit', (code) => r(code ?? 0)));
+        running.kill('SIGTERM');
+        return exited;
+      }
+      return 0;
+    };
+    const credentials = JSON.parse(
+      readFileSync(join(home, 'credentials.json'), 'utf8'),
+    ) as RunningPlatform['credentials'];
+    // Deletes what the README's commands left (nothing, when they all ran), then stops `tarmac up`.
+    expect(await stopTestPlatform({ credentials, home, stop })).toEqual([]);
     try {
       removeHome(root);
     } catch {
-      // engine mounts may linger a moment
+      // a mount released a moment late; /tmp is cleaned anyway
     }
-  });
+  }, 120_000);
 
   it('has the platform block and the sandbox block', () => {
     expect(shell).toHaveLength(2);

@@ -5,7 +5,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_MAIN, removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
+import { CLI_MAIN, removeHome, type RunningPlatform } from '../support/platform.js';
+import { startTestPlatform, stopTestPlatform } from '../sdk/fixture.js';
 
 const hasTmux = (() => {
   try {
@@ -26,7 +27,7 @@ describe.skipIf(!hasTmux)('tarmac login on a terminal', () => {
   const home = mkdtempSync(join(tmpdir(), 'tarmac-login-'));
 
   beforeAll(async () => {
-    platform = await startPlatform();
+    platform = await startTestPlatform({ bridge: 'tarmacc2', subnet: '10.244.0.0/16' });
   });
   afterAll(async () => {
     try {
@@ -34,9 +35,8 @@ describe.skipIf(!hasTmux)('tarmac login on a terminal', () => {
     } catch {
       // already gone
     }
-    await platform?.stop();
+    expect(await stopTestPlatform(platform)).toEqual([]);
     removeHome(home);
-    if (platform) removeHome(platform.home);
   });
 
   it('prompts for the key without echoing it and saves it', async () => {

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { localhostFetch } from '@tarmac/sdk/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeHome, type RunningPlatform } from '../support/platform.js';
-import { missingCapability, startSandboxPlatform } from '../sandboxes/support.js';
+import { missingCapability } from '../sandboxes/support.js';
+import { startTestPlatform, stopTestPlatform } from '../sdk/fixture.js';
 import { cliEnv, runCli } from './cli-runner.js';
 
 const missing = missingCapability();
@@ -20,20 +21,13 @@ describe.skipIf(missing !== null)('tarmac sandbox commands on a real sandbox', (
   const cli = (args: string[], timeoutMs = 60_000) => runCli(args, { env, timeoutMs });
 
   beforeAll(async () => {
-    platform = await startSandboxPlatform({
-      env: { TARMAC_BRIDGE: 'tarmacclis0', TARMAC_SUBNET: '10.236.0.0/16' },
-    });
+    platform = await startTestPlatform({ bridge: 'tarmacclis0', subnet: '10.236.0.0/16' });
     env = cliEnv({ TARMAC_HOME: platform.home });
   }, 180_000);
   afterAll(async () => {
-    await platform?.stop();
-    try {
-      if (platform) removeHome(platform.home);
-      removeHome(work);
-    } catch {
-      // engine mounts may linger a moment
-    }
-  });
+    expect(await stopTestPlatform(platform)).toEqual([]);
+    removeHome(work);
+  }, 120_000);
 
   it('creates a sandbox, waiting until it is ready, and shows it', async () => {
     const created = await cli(

@@ -3,23 +3,19 @@
 import { ConflictError, NotFoundError, Sandbox, type Tarmac } from '@tarmac/sdk';
 import { createClient } from '@tarmac/sdk/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
+import type { RunningPlatform } from '../support/platform.js';
+import { startTestPlatform, stopTestPlatform } from './fixture.js';
 
 let platform: RunningPlatform;
 let tarmac: Tarmac;
 
 beforeAll(async () => {
-  platform = await startPlatform();
+  platform = await startTestPlatform({ bridge: 'tarmacsc0', subnet: '10.241.0.0/16' });
   tarmac = await createClient({ env: {}, home: platform.home });
 });
 afterAll(async () => {
-  await platform?.stop();
-  try {
-    if (platform) removeHome(platform.home);
-  } catch {
-    // engine mounts may linger a moment
-  }
-});
+  expect(await stopTestPlatform(platform)).toEqual([]);
+}, 120_000);
 
 describe('catalogue wrappers', () => {
   it('lists every kind (empty on a new platform)', async () => {

@@ -5,8 +5,9 @@
 import { NotFoundError, Sandbox, type Tarmac } from '@tarmac/sdk';
 import { createClient, localhostFetch } from '@tarmac/sdk/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeHome, type RunningPlatform } from '../support/platform.js';
-import { missingCapability, startSandboxPlatform } from '../sandboxes/support.js';
+import type { RunningPlatform } from '../support/platform.js';
+import { missingCapability } from '../sandboxes/support.js';
+import { startTestPlatform, stopTestPlatform } from './fixture.js';
 
 const missing = missingCapability();
 if (missing) console.warn(`platform-sandbox.test.ts skipped: ${missing}`);
@@ -18,9 +19,7 @@ describe.skipIf(missing !== null)('SDK sandbox methods against the real platform
 
   beforeAll(async () => {
     // Its own bridge and subnet, so it can run while other sandbox e2e files hold theirs.
-    platform = await startSandboxPlatform({
-      env: { TARMAC_BRIDGE: 'tarmacsdk0', TARMAC_SUBNET: '10.232.0.0/16' },
-    });
+    platform = await startTestPlatform({ bridge: 'tarmacsdk0', subnet: '10.232.0.0/16' });
     tarmac = await createClient({ env: {}, home: platform.home });
     sandbox = await Sandbox.create(
       { name: 'sdk-box', memory: 512, ports: [8000], envs: { GREETING: 'hi' } },
@@ -31,13 +30,8 @@ describe.skipIf(missing !== null)('SDK sandbox methods against the real platform
     expect(seen.at(-1)).toBe('DEPLOYED');
   }, 180_000);
   afterAll(async () => {
-    await platform?.stop();
-    try {
-      if (platform) removeHome(platform.home);
-    } catch {
-      // engine mounts may linger a moment
-    }
-  });
+    expect(await stopTestPlatform(platform)).toEqual([]);
+  }, 120_000);
 
   it('has a host-style *.localhost URL that the SDK reaches without DNS set-up', () => {
     expect(sandbox.url).toMatch(/^http:\/\/sbx-sdk-box-default\.[a-z0-9-]+\.localhost:\d+$/);

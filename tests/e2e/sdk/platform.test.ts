@@ -1,6 +1,7 @@
 // Every management method of the SDK against the real platform binary (apps/platform/dist),
 // configured the way users configure it: from the credentials.json the platform writes.
-import { freePort, removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
+import { freePort, type RunningPlatform } from '../support/platform.js';
+import { startTestPlatform, stopTestPlatform } from './fixture.js';
 import {
   ConflictError,
   NotFoundError,
@@ -18,22 +19,13 @@ let tarmac: Tarmac;
 const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}${Math.floor(Math.random() * 1e4)}`;
 
 beforeAll(async () => {
-  platform = await startPlatform();
+  platform = await startTestPlatform({ bridge: 'tarmacsp0', subnet: '10.240.0.0/16' });
   // Arguments > env > credentials.json: only the file is given, so the file must be enough.
   tarmac = await createClient({ env: {}, home: platform.home });
 });
 afterAll(async () => {
-  await platform?.stop();
-  // The engine may still hold mounts under the home for a moment (image unpacking); not our concern.
-  if (platform)
-    setTimeout(() => {
-      try {
-        removeHome(platform.home);
-      } catch {
-        /* left in /tmp */
-      }
-    }, 0);
-});
+  expect(await stopTestPlatform(platform)).toEqual([]);
+}, 120_000);
 
 describe('configuration', () => {
   it('reads credentials.json, and env overrides it', async () => {

@@ -5,9 +5,9 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, removeHome, type RunningPlatform } from '../support/platform.js';
-import { missingCapability, startSandboxPlatform } from '../sandboxes/support.js';
-import { startPlatform } from '../support/platform.js';
+import { REPO_ROOT, type RunningPlatform } from '../support/platform.js';
+import { missingCapability } from '../sandboxes/support.js';
+import { startTestPlatform, stopTestPlatform } from './fixture.js';
 
 const readme = readFileSync(join(REPO_ROOT, 'packages/sdk/README.md'), 'utf8');
 const examples = [...readme.matchAll(/^## (.+)$|```ts\n([\s\S]*?)```/gm)]
@@ -23,18 +23,11 @@ describe('packages/sdk/README.md examples', () => {
   let platform: RunningPlatform;
 
   beforeAll(async () => {
-    platform = missing
-      ? await startPlatform()
-      : await startSandboxPlatform({ env: { TARMAC_BRIDGE: 'tarmacdoc0', TARMAC_SUBNET: '10.234.0.0/16' } });
+    platform = await startTestPlatform({ bridge: 'tarmacdoc0', subnet: '10.234.0.0/16' });
   }, 180_000);
   afterAll(async () => {
-    await platform?.stop();
-    try {
-      if (platform) removeHome(platform.home);
-    } catch {
-      // engine mounts may linger a moment
-    }
-  });
+    expect(await stopTestPlatform(platform)).toEqual([]);
+  }, 120_000);
 
   it('has examples', () => {
     expect(examples.length).toBeGreaterThanOrEqual(5);
