@@ -23,13 +23,17 @@ export async function connectTerminal(
   stdin.resume();
   const onInput = (data: Buffer) => terminal.write(data.toString('utf8'));
   const onResize = () => terminal.resize(stdout.columns || 80, stdout.rows || 24);
+  // Piped input that runs out: send EOF (Ctrl-D) so the remote shell exits and so do we.
+  const onEnd = () => terminal.write('\u0004');
   stdin.on('data', onInput);
+  stdin.on('end', onEnd);
   stdout.on('resize', onResize);
   terminal.onData((data) => stdout.write(data));
   terminal.onError((message) => ctx.stderr.write(`\r\ntarmac: terminal: ${message}\r\n`));
   return new Promise<number>((resolve) => {
     terminal.onClose(() => {
       stdin.off('data', onInput);
+      stdin.off('end', onEnd);
       stdout.off('resize', onResize);
       if (raw) stdin.setRawMode(false);
       stdin.pause();

@@ -97,6 +97,12 @@ describe('sandbox commands', () => {
     expect([follow.stdout, follow.stderr]).toEqual(['logged\n', 'oops\n']);
   });
 
+  it('connect reads a script from a pipe and exits at its end', async () => {
+    const piped = await cli(['sandbox', 'connect', 'box', '--shell', '/bin/sh'], 'echo piped-$((1+1))\n');
+    expect(piped.code).toBe(0);
+    expect(piped.stdout).toContain('piped-2');
+  });
+
   it('creates, lists and deletes previews', async () => {
     const created = await cli(['preview', 'create', 'box', 'web', '--port', '3000']);
     expect(created.code).toBe(0);
