@@ -101,7 +101,7 @@ describe.each(testDatabases(process.env))('resources repository on $name', (data
 
   it('filters by status and search while total counts the whole workspace', async () => {
     await store.resources.create(resource('web-1', { status: 'DEPLOYED' }));
-    await store.resources.create(resource('web-2', { status: 'FAILED', displayName: 'Front End' }));
+    await store.resources.create(resource('web-2', { status: 'FAILED', displayName: 'Front_End' }));
     await store.resources.create(resource('db', { status: 'DEPLOYED', labels: { tier: 'data' } }));
     const page = { sort: 'name:asc' as const, limit: 10 };
     const deployed = await store.resources.list('ws1', 'sandbox', page, { status: ['DEPLOYED'] });
@@ -110,6 +110,9 @@ describe.each(testDatabases(process.env))('resources repository on $name', (data
     const names = async (q: string) =>
       (await store.resources.list('ws1', 'sandbox', { ...page, q })).items.map((r) => r.name);
     expect(await names('front')).toEqual(['web-2']);
+    // LIKE wildcards in q are literal characters, in both dialects.
+    expect(await names('t_e')).toEqual(['web-2']);
+    expect(await names('t%e')).toEqual([]);
     expect(await names('DATA')).toEqual(['db']);
     expect(await names('web_')).toEqual([]);
   });

@@ -1,6 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { uniquely } from '../errors.js';
-import { afterPosition, likePattern, sortSpec, toPage, type ListPage, type Page } from '../page.js';
+import { keysetPage, type ListPage, type Page } from '../page.js';
 import type { Database } from '../schema.js';
 import { apiKeyFrom, type ApiKeyRow, type ApiKeyWithOwner } from './identity-rows.js';
 
@@ -38,29 +38,17 @@ export function apiKeysRepository(db: Kysely<Database>) {
     },
 
     async listForPrincipal(principalId: string, page: ListPage): Promise<Page<ApiKeyRow>> {
-      const spec = sortSpec(page.sort, { createdAt: 'created_at', name: 'name', id: 'id' });
-      let query = db.selectFrom('api_keys').selectAll().where('principal_id', '=', principalId);
+      const query = db.selectFrom('api_keys').selectAll().where('principal_id', '=', principalId);
       const total = await query
         .clearSelect()
         .select((eb) => eb.fn.countAll<string | number>().as('n'))
         .executeTakeFirstOrThrow();
-      if (page.q) query = query.where(sql`lower(name)`, 'like', likePattern(page.q));
-      if (page.after) {
-        const after = page.after;
-        query = query.where((eb) => afterPosition(eb, spec, after));
-      }
-      const rows = await query
-        .orderBy(sql.ref(spec.key), spec.direction)
-        .orderBy(sql.ref(spec.id), spec.direction)
-        .limit(page.limit + 1)
-        .execute();
-      return toPage(
-        rows,
-        page.limit,
-        Number(total.n),
-        (r) => ({ key: spec.field === 'name' ? r.name : r.created_at, id: r.id }),
-        apiKeyFrom,
-      );
+      return keysetPage(query, page, {
+        columns: { createdAt: 'created_at', name: 'name', id: 'id' },
+        search: ['name'],
+        total: Number(total.n),
+        map: apiKeyFrom,
+      });
     },
 
     async delete(id: string, principalId: string): Promise<boolean> {

@@ -1,6 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { uniquely } from '../errors.js';
-import { afterPosition, likePattern, sortSpec, toPage, type ListPage, type Page } from '../page.js';
+import { keysetPage, type ListPage, type Page } from '../page.js';
 import type { Database } from '../schema.js';
 import { principalFrom, type PrincipalRow, type Role } from './identity-rows.js';
 
@@ -11,8 +11,7 @@ export function principalsRepository(db: Kysely<Database>) {
     kind: PrincipalRow['kind'],
     page: ListPage,
   ): Promise<Page<PrincipalRow & { role: Role }>> {
-    const spec = sortSpec(page.sort, { createdAt: 'p.created_at', name: 'p.name', id: 'p.id' });
-    let query = db
+    const query = db
       .selectFrom('principals as p')
       .innerJoin('memberships as m', 'm.principal_id', 'p.id')
       .selectAll('p')
@@ -23,31 +22,12 @@ export function principalsRepository(db: Kysely<Database>) {
       .clearSelect()
       .select((eb) => eb.fn.countAll<string | number>().as('n'))
       .executeTakeFirstOrThrow();
-    if (page.q) {
-      const pattern = likePattern(page.q);
-      query = query.where((eb) =>
-        eb.or([
-          eb(sql`lower(p.name)`, 'like', pattern),
-          eb(sql`lower(coalesce(p.email, ''))`, 'like', pattern),
-        ]),
-      );
-    }
-    if (page.after) {
-      const after = page.after;
-      query = query.where((eb) => afterPosition(eb, spec, after));
-    }
-    const rows = await query
-      .orderBy(sql.ref(spec.key), spec.direction)
-      .orderBy(sql.ref(spec.id), spec.direction)
-      .limit(page.limit + 1)
-      .execute();
-    return toPage(
-      rows,
-      page.limit,
-      Number(total.n),
-      (r) => ({ key: spec.field === 'name' ? r.name : r.created_at, id: r.id }),
-      (r) => ({ ...principalFrom(r), role: r.role }),
-    );
+    return keysetPage(query, page, {
+      columns: { createdAt: 'p.created_at', name: 'p.name', id: 'p.id' },
+      search: ['p.name', "coalesce(p.email, '')"],
+      total: Number(total.n),
+      map: (r) => ({ ...principalFrom(r), role: r.role }),
+    });
   }
 
   return {

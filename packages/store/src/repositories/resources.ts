@@ -1,7 +1,6 @@
-import { sql, type Kysely } from 'kysely';
 import { StaleRevisionError, uniquely } from '../errors.js';
-import { afterPosition, likePattern, sortSpec, toPage, type ListPage, type Page } from '../page.js';
-import type { Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
+import { keysetPage, type ListPage, type Page } from '../page.js';
 import type { Database, ResourcesTable } from '../schema.js';
 
 /** Element of a resource's `events` (spec "Common envelope"). */
@@ -190,7 +189,6 @@ export function resourcesRepository(db: Kysely<Database>) {
       filter: ResourceFilter = {},
     ): Promise<Page<ResourceRow<Spec>>> {
       const parent = filter.parent ?? '';
-      const spec = sortSpec(page.sort, { createdAt: 'created_at', name: 'name', id: 'id' });
       // Kept by triggers (migration 003): counting 100k rows per page cost more than the page.
       const total = (await db
         .selectFrom('resource_counts')
@@ -203,32 +201,12 @@ export function resourcesRepository(db: Kysely<Database>) {
       if (!filter.includeTerminated) query = query.where('terminated_at', 'is', null);
       if (filter.status && filter.status.length > 0) query = query.where('status', 'in', filter.status);
       if (filter.externalId !== undefined) query = query.where('external_id', '=', filter.externalId);
-      if (page.q) {
-        const pattern = likePattern(page.q);
-        query = query.where((eb) =>
-          eb.or([
-            eb(sql`lower(name)`, 'like', pattern),
-            eb(sql`lower(coalesce(display_name, ''))`, 'like', pattern),
-            eb(sql`lower(labels)`, 'like', pattern),
-          ]),
-        );
-      }
-      if (page.after) {
-        const after = page.after;
-        query = query.where((eb) => afterPosition(eb, spec, after));
-      }
-      const rows = await query
-        .orderBy(sql.ref(spec.key), spec.direction)
-        .orderBy(sql.ref(spec.id), spec.direction)
-        .limit(page.limit + 1)
-        .execute();
-      return toPage(
-        rows,
-        page.limit,
-        Number(total.n),
-        (r) => ({ key: spec.field === 'name' ? r.name : r.created_at, id: r.id }),
-        (r) => fromRow<Spec>(r),
-      );
+      return keysetPage(query, page, {
+        columns: { createdAt: 'created_at', name: 'name', id: 'id' },
+        search: ['name', "coalesce(display_name, '')", 'labels'],
+        total: Number(total.n),
+        map: (r) => fromRow<Spec>(r),
+      });
     },
 
     /** Every resource of a kind across workspaces (controllers reconciling after a restart). */

@@ -1,6 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { uniquely } from '../errors.js';
-import { afterPosition, likePattern, sortSpec, toPage, type ListPage, type Page } from '../page.js';
+import { keysetPage, type ListPage, type Page } from '../page.js';
 import type { Database } from '../schema.js';
 import { workspaceFrom, type WorkspaceRow } from './identity-rows.js';
 
@@ -73,8 +73,7 @@ export function workspacesRepository(db: Kysely<Database>) {
 
     /** Workspaces the principal is a member of, or administers as an account admin. */
     async listVisible(principalId: string, page: ListPage): Promise<Page<WorkspaceRow>> {
-      const spec = sortSpec(page.sort, { createdAt: 'w.created_at', name: 'w.name', id: 'w.id' });
-      let query = db
+      const query = db
         .selectFrom('workspaces as w')
         .selectAll('w')
         .where((eb) =>
@@ -99,32 +98,12 @@ export function workspacesRepository(db: Kysely<Database>) {
         .clearSelect()
         .select((eb) => eb.fn.countAll<string | number>().as('n'))
         .executeTakeFirstOrThrow();
-      if (page.q) {
-        const pattern = likePattern(page.q);
-        query = query.where((eb) =>
-          eb.or([
-            eb(sql`lower(w.name)`, 'like', pattern),
-            eb(sql`lower(coalesce(w.display_name, ''))`, 'like', pattern),
-            eb(sql`lower(w.labels)`, 'like', pattern),
-          ]),
-        );
-      }
-      if (page.after) {
-        const after = page.after;
-        query = query.where((eb) => afterPosition(eb, spec, after));
-      }
-      const rows = await query
-        .orderBy(sql.ref(spec.key), spec.direction)
-        .orderBy(sql.ref(spec.id), spec.direction)
-        .limit(page.limit + 1)
-        .execute();
-      return toPage(
-        rows,
-        page.limit,
-        Number(total.n),
-        (r) => ({ key: spec.field === 'name' ? r.name : r.created_at, id: r.id }),
-        workspaceFrom,
-      );
+      return keysetPage(query, page, {
+        columns: { createdAt: 'w.created_at', name: 'w.name', id: 'w.id' },
+        search: ['w.name', "coalesce(w.display_name, '')", 'w.labels'],
+        total: Number(total.n),
+        map: workspaceFrom,
+      });
     },
   };
 }
