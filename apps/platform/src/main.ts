@@ -103,7 +103,8 @@ async function main(): Promise<void> {
   const prices = resolvePrices(process.env.TARMAC_METERING_PRICES);
   const meteringInterval = meteringIntervalMs(process.env.TARMAC_METERING_INTERVAL_SECONDS);
   let apiUrl = baseUrl(config, config.port);
-  let boundPort: number | undefined;
+  // Known once the listener is bound (port 0 picks one); read lazily by URL builders.
+  let boundPort: number | undefined = undefined;
   const app = buildApp({
     changeFeed,
     validateImage: (ref) => sandboxPlane.validateImage(ref),
