@@ -119,6 +119,6 @@ describe.skipIf(!hasTmux)('tarmac sandbox connect in tmux', () => {
     key('Enter');
     const dead = () =>
       tmux('display-message', '-p', '-t', session, '#{pane_dead} #{pane_dead_status}').trim();
-    await expect.poll(dead, { timeout: 10_000 }).toBe('1 0');
+    await expect.poll(dead, { timeout: 20_000 }).toBe('1 0');
   });
 });
