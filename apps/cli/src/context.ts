@@ -14,8 +14,11 @@ export interface CliIo {
   /** Regular files directly under a directory, or undefined when `path` is not a directory. */
   listDir(path: string): Promise<string[] | undefined>;
   readStdin(): Promise<string>;
-  /** One line from stdin (a prompt's answer on a terminal; the first line of a pipe). */
-  readLine(): Promise<string>;
+  /**
+   * A secret line: on a terminal, `prompt` is shown and the answer is not echoed; from a pipe,
+   * the first line, with no prompt.
+   */
+  readSecret(prompt: string): Promise<string>;
 }
 
 /** Everything a command may use; built by main.ts, faked by tests. */

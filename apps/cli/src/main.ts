@@ -35,11 +35,13 @@ function up(flags: { port?: string; host?: string; home?: string }): Promise<num
 }
 
 /** Reads one line from the terminal without echoing it; Ctrl-C aborts with 130. */
-function readHidden(): Promise<string> {
+function readHidden(prompt: string): Promise<string> {
   return new Promise((resolve) => {
     let text = '';
+    // Raw mode before the prompt: keys typed (or pasted) as soon as it shows are never echoed.
     process.stdin.setRawMode(true);
     process.stdin.resume();
+    process.stderr.write(prompt);
     const onData = (chunk: Buffer) => {
       for (const char of chunk.toString('utf8')) {
         if (char === '\u0003') process.exit(130);
@@ -72,9 +74,8 @@ const ctx: CliContext = {
       const entries = await readdir(path, { withFileTypes: true });
       return entries.filter((e) => e.isFile()).map((e) => join(path, e.name));
     },
-    readLine: async () => {
-      // On a terminal the answer is a secret (an API key): read it raw, without echo.
-      if (process.stdin.isTTY) return readHidden();
+    readSecret: async (prompt) => {
+      if (process.stdin.isTTY) return readHidden(prompt);
       const lines = createInterface({ input: process.stdin, terminal: false });
       for await (const line of lines) {
         lines.close();

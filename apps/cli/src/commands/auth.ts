@@ -32,8 +32,7 @@ export const registerAuth: Register = (program, ctx, state) => {
             ? undefined
             : ((flags.apiKey as string | undefined) ?? ctx.env.TARMAC_API_KEY);
           if (!clientId && !apiKey) {
-            if (ctx.stdin.isTTY) ctx.stderr.write('API key: ');
-            apiKey = (await ctx.io.readLine()).trim();
+            apiKey = (await ctx.io.readSecret('API key: ')).trim();
             if (!apiKey)
               throw new CliError(
                 'login',
