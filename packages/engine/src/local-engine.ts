@@ -25,6 +25,7 @@ import { sandboxOciSpec, type OciMount } from './oci-spec.js';
 import { Runc } from './runc.js';
 import { ProcessRunner, type CommandRunner, type RunResult } from './runner.js';
 import { RuntimeBuilder, sandboxArgs, IN_SANDBOX, type RuntimeSources } from './runtime-dir.js';
+import { execEnvArgs, sandboxdProcessEnv } from './sandboxd-env.js';
 import { SandboxFiles, type SandboxRecord } from './sandbox-files.js';
 import { describeSandbox } from './sandbox-status.js';
 import { mergeEnv, validate } from './spec.js';
@@ -126,22 +127,30 @@ export class LocalEngine implements Engine {
       }
       // overlayfs lists lowers top first; image layers are stored bottom first.
       const lower = [...image.layerDirs].reverse().join(':');
-      await this.runner.run('mount', [
-        '-t',
-        'overlay',
-        'overlay',
-        '-o',
-        `lowerdir=${lower},upperdir=${paths.upper},workdir=${paths.work}`,
-        paths.rootfs,
+      // The overlay mount and the netns wiring are independent spawns: run them together (the
+      // create path's latency, ARCHITECTURE.md "Start-up"). Settled both, so a failure of one
+      // still lets teardown release what the other made (the address lease).
+      const [mounted, attached] = await Promise.allSettled([
+        this.runner.run('mount', [
+          '-t',
+          'overlay',
+          'overlay',
+          '-o',
+          `lowerdir=${lower},upperdir=${paths.upper},workdir=${paths.work}`,
+          paths.rootfs,
+        ]),
+        this.network.attach(spec.id),
       ]);
-      const net = await this.network.attach(spec.id);
-      ip = net.ip;
+      if (attached.status === 'fulfilled') ip = attached.value.ip;
+      if (mounted.status === 'rejected') throw mounted.reason;
+      if (attached.status === 'rejected') throw attached.reason;
+      const net = attached.value;
       const cgroup = `${this.opts.cgroupParent ?? 'tarmac'}/${spec.id}`;
       const record: SandboxRecord = {
         id: spec.id,
         image: image.ref,
         layerDirs: image.layerDirs,
-        ip,
+        ip: net.ip,
         createdAt: this.clock.date().toISOString(),
         memoryMB: spec.memoryMB,
         pidsLimit: spec.pidsLimit ?? this.opts.defaultPidsLimit ?? 1024,
@@ -155,7 +164,7 @@ export class LocalEngine implements Engine {
       const oci = sandboxOciSpec({
         rootfs: paths.rootfs,
         args: sandboxArgs(runtime),
-        env,
+        env: sandboxdProcessEnv(env),
         cwd: image.workingDir,
         hostname: spec.hostname ?? spec.id,
         cgroupsPath: `/${cgroup}`,
@@ -274,7 +283,10 @@ export class LocalEngine implements Engine {
   /** Runs a command inside a running sandbox (debugging and tests; not part of Engine). */
   exec(id: string, args: string[], opts: { timeoutMs?: number; input?: string } = {}): Promise<RunResult> {
     this.files.read(id);
-    return this.runc.exec(id, args, opts);
+    const oci = JSON.parse(readFileSync(join(this.files.layout(id).bundle, 'config.json'), 'utf8')) as {
+      process?: { env?: string[] };
+    };
+    return this.runc.exec(id, args, { ...opts, envArgs: execEnvArgs(oci.process?.env ?? []) });
   }
 
   createVolume(name: string, sizeMB: number): Promise<VolumeInfo> {

@@ -48,10 +48,15 @@ export class Runc {
     await this.runner.run(this.binary, ['--root', this.root, 'delete', '--force', id], { allowFail: true });
   }
 
-  exec(id: string, args: string[], opts: { timeoutMs?: number; input?: string } = {}): Promise<RunResult> {
-    return this.runner.run(this.binary, ['--root', this.root, 'exec', id, ...args], {
+  exec(
+    id: string,
+    args: string[],
+    opts: { timeoutMs?: number; input?: string; envArgs?: string[] } = {},
+  ): Promise<RunResult> {
+    const { envArgs = [], ...run } = opts;
+    return this.runner.run(this.binary, ['--root', this.root, 'exec', ...envArgs, id, ...args], {
       allowFail: true,
-      ...opts,
+      ...run,
     });
   }
 

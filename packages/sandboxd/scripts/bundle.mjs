@@ -3,8 +3,11 @@
 //   dist/sandboxd.bundle.mjs  the daemon (~200 KB; zod/mini only, so a start compiles little)
 //   dist/lib/mcp.mjs          the MCP server (SDK, classic zod, tools), imported on the first /mcp
 //   dist/lib/pty.node         node-pty's prebuilt addon
+//   dist/lib/sandboxd.cjs     the same daemon as CommonJS, and dist/lib/sandboxd-boot.cjs, the
+//                             loader that runs it with V8's code cache (scripts/sandboxd-boot.cjs;
+//                             the engine prefers it: ARCHITECTURE.md "Start-up")
 // The engine copies lib/ next to the bundle to /.tarmac/lib/, where the bundle loads both from.
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -81,7 +84,28 @@ await Promise.all([
     entryPoints: [join(pkg, 'src/mcp/server.ts')],
     outfile: join(pkg, 'dist/lib/mcp.mjs'),
   }),
+  // CommonJS twin of the daemon for sandboxd-boot.cjs (vm.Script takes a code cache; ES modules
+  // do not in node 20). import.meta.url (the pty addon's loader) is the file's own URL, and the
+  // one dynamic import goes through the loader's __tarmacImport.
+  build({
+    ...common,
+    format: 'cjs',
+    entryPoints: [join(pkg, 'src/main.ts')],
+    outfile: join(pkg, 'dist/lib/sandboxd.cjs'),
+    plugins: [ptyBinary, mcpAsSeparateFile],
+    define: { 'import.meta.url': '__tarmacUrl' },
+    banner: { js: "var __tarmacUrl = require('node:url').pathToFileURL(__filename).href;" },
+  }),
 ]);
+
+{
+  const cjs = join(pkg, 'dist/lib/sandboxd.cjs');
+  const text = readFileSync(cjs, 'utf8');
+  const parts = text.split('import("./lib/mcp.mjs")');
+  if (parts.length !== 2) throw new Error(`expected one import of ./lib/mcp.mjs in ${cjs}`);
+  writeFileSync(cjs, parts.join('__tarmacImport("./lib/mcp.mjs")'));
+  copyFileSync(join(pkg, 'scripts/sandboxd-boot.cjs'), join(pkg, 'dist/lib/sandboxd-boot.cjs'));
+}
 
 mkdirSync(join(pkg, 'dist/lib'), { recursive: true });
 copyFileSync(

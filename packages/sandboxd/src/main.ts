@@ -8,9 +8,24 @@ function truthy(v: string | undefined): boolean {
   return v !== undefined && /^(1|true|yes|on)$/i.test(v);
 }
 
+// The engine starts this process with NODE_EXTRA_CA_CERTS and NODE_OPTIONS renamed (node 20 builds
+// its whole root certificate store at start-up when the first is set: +25 ms per sandbox start; V8
+// flags in the second make V8 reject sandboxd's code cache; packages/engine sandboxd-env.ts). The
+// processes sandboxd starts get them back under their own names.
+const HIDDEN_PREFIX = 'TARMAC_SANDBOXD_HIDDEN_';
+
+function unhide(env: Record<string, string>): void {
+  for (const [k, v] of Object.entries(env)) {
+    if (!k.startsWith(HIDDEN_PREFIX)) continue;
+    delete env[k];
+    env[k.slice(HIDDEN_PREFIX.length)] ??= v;
+  }
+}
+
 function main(): void {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  unhide(env);
   const config = defaultConfig({
     workingDir: cwd(),
     home: env.HOME ?? homedir(),

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { execEnvArgs, HIDDEN_PREFIX, sandboxdProcessEnv } from './sandboxd-env.js';
+
+describe('sandboxd process env', () => {
+  it('renames NODE_EXTRA_CA_CERTS and NODE_OPTIONS only, keeping every other variable and the order', () => {
+    const env = [
+      'PATH=/bin',
+      'NODE_EXTRA_CA_CERTS=/ca.crt',
+      'NODE_EXTRA_CA_CERTS_X=y',
+      'A=b=c',
+      'NODE_OPTIONS=--x',
+    ];
+    expect(sandboxdProcessEnv(env)).toEqual([
+      'PATH=/bin',
+      `${HIDDEN_PREFIX}NODE_EXTRA_CA_CERTS=/ca.crt`,
+      'NODE_EXTRA_CA_CERTS_X=y',
+      'A=b=c',
+      `${HIDDEN_PREFIX}NODE_OPTIONS=--x`,
+    ]);
+  });
+
+  it('gives runc exec the hidden variables back under their own names', () => {
+    const env = sandboxdProcessEnv(['PATH=/bin', 'NODE_EXTRA_CA_CERTS=/ca=1.crt']);
+    expect(execEnvArgs(env)).toEqual(['--env', 'NODE_EXTRA_CA_CERTS=/ca=1.crt']);
+    expect(execEnvArgs(['PATH=/bin'])).toEqual([]);
+  });
+});
