@@ -52,14 +52,10 @@ describe.skipIf(!hasTmux)('tarmac login on a terminal', () => {
       '150',
       '-y',
       '10',
-      'env',
-      `TARMAC_HOME=${home}`,
-      `PATH=${process.env.PATH ?? ''}`,
-      process.execPath,
-      CLI_MAIN,
-      'login',
-      '--api-url',
-      apiUrl,
+      // The pane's shell reports the CLI's exit status on the screen.
+      'sh',
+      '-c',
+      `env TARMAC_HOME='${home}' PATH='${process.env.PATH ?? ''}' '${process.execPath}' '${CLI_MAIN}' login --api-url '${apiUrl}'; echo "[tarmac exited $?]"`,
     );
     tmux('set-option', '-t', session, 'remain-on-exit', 'on');
     await expect.poll(screen, { timeout: 10_000 }).toMatch(/^API key:/m);
@@ -67,9 +63,7 @@ describe.skipIf(!hasTmux)('tarmac login on a terminal', () => {
     tmux('send-keys', '-t', session, 'Enter');
     await expect.poll(screen, { timeout: 10_000 }).toContain('Logged in to');
     expect(screen()).not.toContain(apiKey);
-    const status = () =>
-      tmux('display-message', '-p', '-t', session, '#{pane_dead} #{pane_dead_status}').trim();
-    await expect.poll(status, { timeout: 10_000 }).toBe('1 0');
+    await expect.poll(screen, { timeout: 10_000 }).toMatch(/^\[tarmac exited 0\]\s*$/m);
     expect(JSON.parse(readFileSync(join(home, 'credentials.json'), 'utf8'))).toMatchObject({
       apiKey,
       workspace: 'default',
