@@ -11,7 +11,8 @@
 // Reports median, p99 and spread (min..max); ratios to the baseline where one applies.
 //
 //   node --import tsx bench/sandbox.ts            (RUNS=100 RESUME=100 DENSITY=200 MEMORY=4096)
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+//   SANDBOXD_CODE_CACHE=0 ...                     sandboxd without its code-cache loader (A/B)
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, startPlatform, type RunningPlatform } from '../tests/e2e/support/platform.js';
@@ -129,6 +130,9 @@ function snapshotBundle(): string {
   const dist = join(REPO_ROOT, 'packages/sandboxd/dist');
   cpSync(join(dist, 'sandboxd.bundle.mjs'), join(dir, 'sandboxd.bundle.mjs'));
   if (existsSync(join(dist, 'lib'))) cpSync(join(dist, 'lib'), join(dir, 'lib'), { recursive: true });
+  // A/B of sandboxd's code-cache loader in the same conditions: without lib/sandboxd-boot.cjs the
+  // engine runs the ESM bundle (packages/engine ARCHITECTURE.md "Start-up").
+  if (process.env.SANDBOXD_CODE_CACHE === '0') rmSync(join(dir, 'lib', 'sandboxd-boot.cjs'), { force: true });
   return join(dir, 'sandboxd.bundle.mjs');
 }
 
