@@ -3,6 +3,8 @@
 //   dist/sandboxd.bundle.mjs  the daemon (~200 KB; zod/mini only, so a start compiles little)
 //   dist/lib/mcp.mjs          the MCP server (SDK, classic zod, tools), imported on the first /mcp
 //   dist/lib/pty.node         node-pty's prebuilt addon
+//   dist/lib/node-proxy*.cjs  the preload that sends Node's fetch through the egress proxy
+//                             (scripts/bundle-preload.mjs)
 //   dist/lib/sandboxd.cjs     the same daemon as CommonJS, and dist/lib/sandboxd-boot.cjs, the
 //                             loader that runs it with V8's code cache (scripts/sandboxd-boot.cjs;
 //                             the engine prefers it: ARCHITECTURE.md "Start-up")
@@ -112,3 +114,5 @@ copyFileSync(
   require.resolve(`@lydell/node-pty-${process.platform}-${process.arch}/pty.node`),
   join(pkg, 'dist/lib/pty.node'),
 );
+
+await import('./bundle-preload.mjs');
