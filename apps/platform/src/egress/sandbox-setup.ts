@@ -9,6 +9,12 @@ import type { EgressCaFiles } from './ca-files.js';
 export const SYSTEM_BUNDLE_IN_SANDBOX = '/etc/ssl/certs/ca-certificates.crt';
 /** The CA alone, where Debian keeps local CAs (update-ca-certificates would pick it up too). */
 export const CA_IN_SANDBOX = '/usr/local/share/ca-certificates/tarmac-egress-ca.crt';
+/**
+ * Node's fetch ignores the proxy variables: this preload (packages/sandboxd src/preload/, shipped
+ * by the engine in the runtime at /.tarmac/lib) points it at the proxy. --require, not --import:
+ * every node an image may have understands it (ARCHITECTURE.md "Node programs").
+ */
+export const NODE_PRELOAD_IN_SANDBOX = '/.tarmac/lib/node-proxy.cjs';
 
 export function egressSandboxDefaults(
   proxyUrl: string,
@@ -24,6 +30,7 @@ export function egressSandboxDefaults(
       NO_PROXY: noProxy,
       no_proxy: noProxy,
       NODE_EXTRA_CA_CERTS: CA_IN_SANDBOX,
+      NODE_OPTIONS: `--require ${NODE_PRELOAD_IN_SANDBOX}`,
       SSL_CERT_FILE: SYSTEM_BUNDLE_IN_SANDBOX,
       REQUESTS_CA_BUNDLE: SYSTEM_BUNDLE_IN_SANDBOX,
       CURL_CA_BUNDLE: SYSTEM_BUNDLE_IN_SANDBOX,
