@@ -16,3 +16,6 @@ fi
 
 npm ci --no-audit --no-fund
 npm run build
+# Put the `tarmac` command on PATH (a link to apps/cli); harmless to repeat.
+npm link -w apps/cli --no-audit --no-fund >/dev/null 2>&1 ||
+  echo "install: could not link the tarmac command globally; use 'npx tarmac' from this folder" >&2

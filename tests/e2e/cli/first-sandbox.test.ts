@@ -1,7 +1,6 @@
 // Runs the commands of the README section "First sandbox in 60 seconds" exactly as written, in a
 // fresh TARMAC_HOME: `tarmac up` from the first sh block, every line of the second, and the
-// TypeScript example. The section is read from README.md when it has it, else from
-// apps/cli/FIRST-SANDBOX.md (where it is drafted). Needs what real sandboxes need (root, runc,
+// TypeScript example, as README.md has them. Needs what real sandboxes need (root, runc,
 // engine tools); skipped, saying which, without.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,13 +27,9 @@ function sectionBlocks(markdown: string, title: string): { lang: string; code: s
 }
 
 function loadSection() {
-  const readme = join(REPO_ROOT, 'README.md');
-  const fromReadme = existsSync(readme) ? sectionBlocks(readFileSync(readme, 'utf8'), TITLE) : undefined;
-  return (
-    fromReadme ??
-    sectionBlocks(readFileSync(join(REPO_ROOT, 'apps/cli/FIRST-SANDBOX.md'), 'utf8'), TITLE) ??
-    []
-  );
+  const blocks = sectionBlocks(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8'), TITLE);
+  if (!blocks) throw new Error(`README.md has no section "${TITLE}"`);
+  return blocks;
 }
 
 const missing = missingCapability();
