@@ -67,10 +67,9 @@ describe.skipIf(missing !== null)('SDK sandbox methods against the real platform
     await sandbox.previews.delete('web');
   });
 
-  // Known gap: the sandbox gateway does not route `/port/{n}/...` yet (reference sandbox-api.md
-  // §1.10), so this answers 404 today. `it.fails` keeps the gap visible: once the gateway routes
-  // it, this test turns red — then change `it.fails` to `it`.
-  it.fails('fetches a port inside the sandbox through /port/{n} on the sandbox URL', async () => {
+  // The gateway routes `{sandbox_url}/port/{n}/...` to port n inside the sandbox (reference
+  // sandbox-api.md §1.10).
+  it('fetches a port inside the sandbox through /port/{n} on the sandbox URL', async () => {
     const direct = await sandbox.fetch(8000, '/index.html');
     expect([direct.status, await direct.text()]).toEqual([200, 'served from the sandbox']);
     await sandbox.process.kill('web');

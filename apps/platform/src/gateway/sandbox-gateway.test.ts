@@ -114,6 +114,27 @@ describe('sandbox gateway', () => {
     expect(seen.at(-1)?.headers.authorization).toBeUndefined();
   });
 
+  it('routes /port/{n}/... to port n inside the sandbox, and refuses a malformed port', async () => {
+    const app = createServer((req, res) => res.end(`app:${req.url}`));
+    await new Promise<void>((r) => app.listen(0, '127.0.0.1', r));
+    const appPort = (app.address() as AddressInfo).port;
+    try {
+      const res = await fetch(`${base}/${ws}/sandboxes/box-1/port/${appPort}/index.html?a=1`, {
+        headers: auth(),
+      });
+      expect([res.status, await res.text()]).toEqual([200, 'app:/index.html?a=1']);
+      const bare = await fetch(`${base}/${ws}/sandboxes/box-1/port/${appPort}`, { headers: auth() });
+      expect(await bare.text()).toBe('app:/');
+      for (const bad of ['0', '70000', 'abc']) {
+        const refused = await fetch(`${base}/${ws}/sandboxes/box-1/port/${bad}/x`, { headers: auth() });
+        expect(refused.status).toBe(400);
+        expect(((await refused.json()) as { error: string }).error).toMatch(/port/);
+      }
+    } finally {
+      await new Promise<void>((r) => app.close(() => r()));
+    }
+  });
+
   it('routes host-style requests (sbx-<name>-<ws>.<region>.<domain>), names with dashes included', async () => {
     // fetch cannot set Host; node's http client can.
     const body = await new Promise<{ status: number; text: string }>((resolve, reject) => {

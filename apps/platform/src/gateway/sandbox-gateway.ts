@@ -81,12 +81,11 @@ export class SandboxGateway {
     }
     entry.inflight++;
     try {
-      if (this.d.intercept && (await this.d.intercept(req, res, entry, target.path))) return;
-      await this.proxy.forward(req, res, {
-        host: entry.ip,
-        port: this.d.sandboxPort ?? 8080,
-        path: target.path,
-      });
+      const upstream = this.upstreamOf(target.path);
+      if (!upstream) return this.fail(res, new GatewayError(400, 'port must be a number from 1 to 65535'));
+      const toDaemon = upstream.port === (this.d.sandboxPort ?? 8080);
+      if (toDaemon && this.d.intercept && (await this.d.intercept(req, res, entry, upstream.path))) return;
+      await this.proxy.forward(req, res, { host: entry.ip, ...upstream });
     } finally {
       entry.inflight--;
       entry.lastUsedMs = Math.max(entry.lastUsedMs, (this.d.now ?? Date.now)());
@@ -107,11 +106,12 @@ export class SandboxGateway {
     }
     entry.inflight++; // an open terminal keeps the sandbox awake, like any request in flight
     try {
-      await this.proxy.upgrade(req, socket, head, {
-        host: entry.ip,
-        port: this.d.sandboxPort ?? 8080,
-        path: target.path,
-      });
+      const upstream = this.upstreamOf(target.path);
+      if (!upstream) {
+        socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+        return;
+      }
+      await this.proxy.upgrade(req, socket, head, { host: entry.ip, ...upstream });
     } finally {
       entry.inflight--;
       entry.lastUsedMs = Math.max(entry.lastUsedMs, (this.d.now ?? Date.now)());
@@ -120,6 +120,20 @@ export class SandboxGateway {
 
   close(): void {
     this.proxy.close();
+  }
+
+  /**
+   * Where in the sandbox a path goes: `/port/{n}/rest` to port n (reference sandbox-api.md: "any
+   * other port is reachable at {sandbox_url}/port/{n}/…"), everything else to sandboxd.
+   * Undefined for a malformed port.
+   */
+  private upstreamOf(path: string): { port: number; path: string } | undefined {
+    const m = /^\/port\/([^/?]*)([/?].*)?$/.exec(path);
+    if (!m) return { port: this.d.sandboxPort ?? 8080, path };
+    const port = Number(m[1]);
+    if (!/^\d{1,5}$/.test(m[1] ?? '') || port < 1 || port > 65_535) return undefined;
+    const rest = m[2] ?? '/';
+    return { port, path: rest.startsWith('?') ? `/${rest}` : rest };
   }
 
   /** Authenticates, finds the live sandbox, and resumes it: everything before the first byte out. */
