@@ -42,6 +42,17 @@ function toApiError(err: Error): ApiError {
   return new ApiError('internal_error', 'Internal server error');
 }
 
-export function handleNotFound(c: Context<ServerEnv>): Response {
+/** No route answered: 405 with `Allow` when the path is served for other methods, else 404. */
+export function handleNotFound(c: Context<ServerEnv>, allowed: readonly string[] = []): Response {
+  if (allowed.length > 0) {
+    c.header('Allow', allowed.join(', '));
+    return handleError(
+      new ApiError(
+        'method_not_allowed',
+        `${c.req.method} is not allowed on ${c.req.path}; allowed: ${allowed.join(', ')}`,
+      ),
+      c,
+    );
+  }
   return handleError(new ApiError('route_not_found', `No route for ${c.req.method} ${c.req.path}`), c);
 }

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import type { ServerEnv } from './context.js';
+import { allowedMethodsOf } from './allowed-methods.js';
 import { handleError, handleNotFound } from './error-handler.js';
 import { ApiError } from './errors.js';
 import { requestLogging } from './request-log.js';
@@ -15,7 +16,8 @@ export interface ManagementServerOptions {
 
 /**
  * A Hono app with the management plane's pipeline: request id and access log, body limit, API
- * version resolution, the one error handler, and 404 in the same error shape.
+ * version resolution, the one error handler, and 404 (unknown path) or 405
+ * with `Allow` (known path, wrong method) in the same error shape.
  */
 export function createManagementApp(options: ManagementServerOptions): Hono<ServerEnv> {
   const app = new Hono<ServerEnv>();
@@ -33,6 +35,7 @@ export function createManagementApp(options: ManagementServerOptions): Hono<Serv
   );
   app.use(apiVersioning());
   app.onError(handleError);
-  app.notFound(handleNotFound);
+  const allowedMethods = allowedMethodsOf(app);
+  app.notFound((c) => handleNotFound(c, allowedMethods(c.req.path)));
   return app;
 }

@@ -76,6 +76,27 @@ describe.each(testDatabases(process.env))('request pipeline on $name', (db) => {
       }
     });
 
+    it('a wrong method on a known path is 405 method_not_allowed with Allow from the route table', async () => {
+      t = await openTestPlatform(db);
+      const res = await t.request('/v0/workspaces', { method: 'DELETE' });
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe('GET, HEAD, POST');
+      const body = (await res.json()) as ErrorBody;
+      expect(body).toMatchObject({ error: 'method_not_allowed', code: 405 });
+      expect(body.message).toContain('DELETE');
+      // A path with a parameter: the methods of that path only, not of its siblings.
+      const one = await t.request('/v0/workspaces/anything', { method: 'POST' });
+      expect(one.status).toBe(405);
+      expect(one.headers.get('allow')).toBe('DELETE, GET, HEAD, PUT');
+      // Nothing was written by the refused request.
+      expect((await t.request('/v0/workspaces')).status).toBe(200);
+      // Unknown paths stay 404 whatever the method, without Allow.
+      const unknown = await t.request('/v0/nothing-here', { method: 'DELETE' });
+      expect(unknown.status).toBe(404);
+      expect(unknown.headers.get('allow')).toBeNull();
+      expect(((await unknown.json()) as ErrorBody).error).toBe('route_not_found');
+    });
+
     it('validation errors are 400 naming the field, with details', async () => {
       t = await openTestPlatform(db);
       const { status, body } = await t.json<ErrorBody>('/v0/workspaces', {
