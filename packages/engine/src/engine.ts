@@ -80,6 +80,8 @@ export interface ImageInfo {
   /** Canonical reference the image is stored under (aliases resolved). */
   ref: string;
   layers: number;
+  /** Bytes in the image's layer dirs (apparent sizes), measured once when stored. */
+  sizeBytes: number;
   createdAt: string;
 }
 
@@ -109,6 +111,12 @@ export interface Engine {
   list(): Promise<SandboxInfo[]>;
   inspect(id: string): Promise<SandboxInfo>;
   createVolume(name: string, sizeMB: number): Promise<VolumeInfo>;
+  /**
+   * Grows a volume's filesystem to sizeMB (never shrinks; equal is a no-op), online even while a
+   * sandbox mounts it. VolumeInUseError: attached, and this host cannot resize online (no
+   * CAP_SYS_RESOURCE); retry once the sandbox is gone.
+   */
+  growVolume(name: string, sizeMB: number): Promise<VolumeInfo>;
   deleteVolume(name: string): Promise<void>;
   listVolumes(): Promise<VolumeInfo[]>;
 }

@@ -94,6 +94,23 @@ describe.skipIf(missing !== null)(`image import${missing ? ` (skipped: ${missing
       const img = await engine.importImage(build(work), ref);
       expect(img).toMatchObject({ ref, layers: 1 });
       const [root] = engine.images.resolve(ref).layerDirs;
+      // Size: the layer's apparent bytes (7 + 1 bytes of files plus directory entries), measured at
+      // import and stored in image.json, so later reads do not walk the layers again.
+      const duBytes = Number(
+        execFileSync('du', ['-s', '-b', root ?? ''], { encoding: 'utf8' }).split('\t')[0],
+      );
+      expect(img.sizeBytes).toBe(duBytes);
+      expect(img.sizeBytes).toBeGreaterThanOrEqual(8);
+      const manifestPath = join(root ?? '', '..', '..', 'image.json');
+      const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Record<string, unknown>;
+      expect(manifest.sizeBytes).toBe(img.sizeBytes);
+      // An image stored before sizes existed is measured on first read and its manifest rewritten.
+      delete manifest.sizeBytes;
+      writeFileSync(manifestPath, JSON.stringify(manifest));
+      expect((await engine.ensureImage(ref)).sizeBytes).toBe(duBytes);
+      expect((JSON.parse(readFileSync(manifestPath, 'utf8')) as { sizeBytes?: number }).sizeBytes).toBe(
+        duBytes,
+      );
       const ls = (p: string) =>
         execFileSync('ls', ['-A', join(root ?? '', p)], { encoding: 'utf8' })
           .split('\n')

@@ -293,6 +293,17 @@ export class LocalEngine implements Engine {
     return this.volumeStore.create(name, sizeMB);
   }
 
+  growVolume(name: string, sizeMB: number): Promise<VolumeInfo> {
+    let detached = true;
+    try {
+      this.assertVolumeFree(name, null);
+    } catch (err) {
+      if (!(err instanceof VolumeInUseError)) throw err;
+      detached = false;
+    }
+    return this.volumeStore.grow(name, sizeMB, detached);
+  }
+
   async deleteVolume(name: string): Promise<void> {
     this.assertVolumeFree(name, null);
     await this.volumeStore.remove(name);

@@ -18,6 +18,8 @@ export interface ImageManifest {
   env: string[];
   workingDir: string;
   createdAt: string;
+  /** Apparent bytes of all layer dirs, measured when stored (absent in images stored before). */
+  sizeBytes?: number;
 }
 
 export interface ResolvedImage {
@@ -72,6 +74,7 @@ export class ImageStore {
         env,
         workingDir,
         createdAt: this.clock.date().toISOString(),
+        sizeBytes: await this.measure(tmp, layers),
       });
     } finally {
       rmSync(tmp, { recursive: true, force: true });
@@ -79,11 +82,13 @@ export class ImageStore {
     return this.info(canonical);
   }
 
-  list(): ImageInfo[] {
-    if (!existsSync(this.dir)) return [];
-    return readdirSync(this.dir)
-      .filter((d) => !d.startsWith('.'))
-      .map((d) => this.info(decodeURIComponent(d)));
+  list(): Promise<ImageInfo[]> {
+    if (!existsSync(this.dir)) return Promise.resolve([]);
+    return Promise.all(
+      readdirSync(this.dir)
+        .filter((d) => !d.startsWith('.'))
+        .map((d) => this.info(decodeURIComponent(d))),
+    );
   }
 
   remove(ref: string): void {
@@ -110,9 +115,35 @@ export class ImageStore {
     }
   }
 
-  private info(ref: string): ImageInfo {
+  /** Image info; an image stored before sizes were measured is measured once and rewritten. */
+  private async info(ref: string): Promise<ImageInfo> {
     const m = this.manifest(ref);
-    return { ref: m.ref, layers: m.layers.length, createdAt: m.createdAt };
+    if (m.sizeBytes === undefined) {
+      const dir = join(this.dir, refDirName(ref));
+      m.sizeBytes = await this.measure(dir, m.layers);
+      // tmp + rename: other processes sharing the image dir never read a half-written manifest.
+      // Best effort: an unwritable store only means measuring again next time.
+      const tmp = join(dir, `.image.json.${process.pid}-${Math.random().toString(36).slice(2)}`);
+      try {
+        writeFileSync(tmp, JSON.stringify(m, null, 2));
+        renameSync(tmp, join(dir, 'image.json'));
+      } catch {
+        rmSync(tmp, { force: true });
+      }
+    }
+    return { ref: m.ref, layers: m.layers.length, sizeBytes: m.sizeBytes, createdAt: m.createdAt };
+  }
+
+  /**
+   * Apparent bytes of the layer dirs (the storage an image is billed for, metering ARCHITECTURE.md);
+   * one `du` for all layers, so hard links count once. Measured once per image, never per sandbox.
+   */
+  private async measure(imageDir: string, layers: string[]): Promise<number> {
+    const dirs = layers.map((l) => join(imageDir, l));
+    const { stdout } = await this.runner.run('du', ['-s', '-b', '-c', '--', ...dirs]);
+    const total = /^(\d+)\s+total$/m.exec(stdout)?.[1];
+    if (total === undefined) throw new InvalidImageError(`could not measure image layers: ${stdout}`);
+    return Number(total);
   }
 
   private buildOnce(ref: string): Promise<void> {
@@ -133,6 +164,7 @@ export class ImageStore {
       await buildBaseImage(join(tmp, 'layers', '000'), this.runner, this.baseOptions);
       this.commit(tmp, {
         ref,
+        sizeBytes: await this.measure(tmp, ['layers/000']),
         layers: ['layers/000'],
         env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'LANG=C.UTF-8'],
         workingDir: '/',
