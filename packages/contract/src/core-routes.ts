@@ -155,7 +155,7 @@ export const coreRoutes = {
     method: 'get',
     path: '/v0/users',
     summary:
-      'Users of the workspace (members; a pending invitation is listed by nobody and removed by email)',
+      'Users of the workspace: members, then invitations not yet accepted (accepted: false, expired computed)',
     tag: 'workspaces',
     auth: 'workspace',
     query: listQuerySchema,

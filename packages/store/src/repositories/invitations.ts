@@ -47,6 +47,18 @@ export function invitationsRepository(db: Kysely<Database>) {
       return rows.map(invitationFrom);
     },
 
+    /** Every invitation not yet accepted, expired ones included (the users list shows them as expired). */
+    async listUnaccepted(workspace: string): Promise<InvitationRow[]> {
+      const rows = await db
+        .selectFrom('invitations')
+        .selectAll()
+        .where('workspace', '=', workspace)
+        .where('accepted_at', 'is', null)
+        .orderBy('created_at')
+        .execute();
+      return rows.map(invitationFrom);
+    },
+
     async deleteForEmail(workspace: string, email: string): Promise<void> {
       await db
         .deleteFrom('invitations')

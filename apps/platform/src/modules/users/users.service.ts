@@ -17,6 +17,7 @@ import {
 import type { PrincipalRow, Store } from '@tarmac/store';
 import type { ApiKeysService } from '../api-keys/api-keys.service.js';
 import { PREFIX, hashSecret, randomId, randomSecret } from '../identity/secrets.js';
+import { listWorkspaceUsers } from './users-list.js';
 
 type PendingInvitation = z.infer<typeof pendingInvitationSchema>;
 const INVITATION_TTL_MS = 7 * 86_400_000;
@@ -53,8 +54,7 @@ export class UsersService {
   ) {}
 
   async list(workspace: WorkspaceAccess, page: PageRequest): Promise<PageResult<WorkspaceUser>> {
-    const result = await this.store.principals.listUsers(workspace.name, page);
-    return { ...result, items: result.items.map((row) => toWorkspaceUser(row, row.role)) };
+    return listWorkspaceUsers(this.store, workspace.name, page, this.now());
   }
 
   async invite(
@@ -163,7 +163,8 @@ export class UsersService {
       return toWorkspaceUser(found, membership.role);
     }
     const email = subOrEmail.toLowerCase();
-    const pending = (await this.store.invitations.listPending(workspace.name, this.now().toISOString())).find(
+    // Expired invitations are listed too (`expired: true`), so they can be removed as well.
+    const pending = (await this.store.invitations.listUnaccepted(workspace.name)).find(
       (invitation) => invitation.email === email,
     );
     if (!pending) throw notFound(`User "${subOrEmail}" in workspace "${workspace.name}"`);
@@ -176,7 +177,7 @@ export class UsersService {
       family_name: '',
       role: pending.role as Role,
       accepted: false,
-      expired: false,
+      expired: Date.parse(pending.expiresAt) <= this.now().getTime(),
       source: 'invitation',
     };
   }

@@ -230,8 +230,11 @@ describe.each(testDatabases(process.env))('identity endpoints on $name', (db) =>
     const refused = await accept(ours);
     expect(refused.status).toBe(409);
     expect(refused.body.message).toContain('another account');
-    const users = await t.json<{ email: string }[]>('/v0/users', { workspace: 'default' });
-    expect(users.body.map((u) => u.email)).not.toContain('eve@example.com');
+    // Eve did not become a member: she is listed only by her still unaccepted invitation.
+    const users = await t.json<{ email: string; accepted: boolean }[]>('/v0/users', { workspace: 'default' });
+    expect(users.body.filter((u) => u.email === 'eve@example.com')).toEqual([
+      expect.objectContaining({ accepted: false, sub: '' }),
+    ]);
   });
 
   it('service accounts: create (secret once), list, update, delete; snake_case shapes of §1.14', async () => {
