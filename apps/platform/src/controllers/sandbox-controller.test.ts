@@ -87,6 +87,10 @@ for (const db of testDatabases(process.env)) {
       it('deploys, falls into STANDBY when idle, resumes on use, and deletes cleanly', async () => {
         const row = await create('life');
         expect(row.state).toBe('RUNNING');
+        // The image's stored size, for sandbox_image_storage_gbs (metering ARCHITECTURE.md).
+        const image = await engine.ensureImage('tarmac/base:latest');
+        expect(image.sizeBytes).toBeGreaterThan(10 * 1024 * 1024);
+        expect(row.system.imageSizeBytes).toBe(image.sizeBytes);
         const engineId = sandboxEngineId(row.id);
         const live = ctl.live.get(ws, 'life');
         expect(live?.ip).toBe(row.system.ip);

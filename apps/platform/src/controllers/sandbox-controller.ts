@@ -160,6 +160,7 @@ export class SandboxController {
       );
       return;
     }
+    const imageSizeBytes = await this.imageSize(info.image);
     const deployedAt = this.date().toISOString();
     const updated = await mutate<SandboxSpecView>(this.o.resources, row.id, (r) => {
       if (r.status !== 'DEPLOYING') return undefined; // deleted meanwhile: the next pass tears down
@@ -175,6 +176,8 @@ export class SandboxController {
           engineId,
           ip: info.ip,
           deployedAt: existing ? (r.system.deployedAt ?? deployedAt) : deployedAt,
+          // Billed as sandbox_image_storage_gbs while the container exists (metering ARCHITECTURE.md).
+          ...(imageSizeBytes !== undefined ? { imageSizeBytes } : {}),
         },
         events: [...r.events, event('Deployment', 'DEPLOYED', message, this.date())],
       };
@@ -296,9 +299,11 @@ export class SandboxController {
       if (!vol || vol.terminatedAt) throw new Error(`volume "${v.name}" does not exist`);
       // Storage is allocated on first mount (volumes module: "allocated on first mount").
       const engineName = volumeEngineName(vol.id);
-      if (!(await this.o.engine.listVolumes()).some((x) => x.name === engineName)) {
-        await this.o.engine.createVolume(engineName, vol.spec.size ?? 1024);
-      }
+      const sizeMB = vol.spec.size ?? 1024;
+      const allocated = (await this.o.engine.listVolumes()).find((x) => x.name === engineName);
+      if (!allocated) await this.o.engine.createVolume(engineName, sizeMB);
+      // Grown while attached on a host that cannot resize online (volume-controller.ts): now.
+      else if (sizeMB > allocated.sizeMB) await this.o.engine.growVolume(engineName, sizeMB);
       volumes.push({ volume: engineName, mountPath: v.mountPath, readOnly: v.readOnly ?? false });
     }
     return {
@@ -336,6 +341,16 @@ export class SandboxController {
           ],
         };
       });
+    }
+  }
+
+  /** The image's stored size, measured once by the engine; unknown (not billed) if it is gone. */
+  private async imageSize(ref: string): Promise<number | undefined> {
+    try {
+      return (await this.o.engine.ensureImage(ref)).sizeBytes;
+    } catch (err) {
+      this.o.logger.warn({ err, image: ref }, 'image size unknown; image storage is not metered');
+      return undefined;
     }
   }
 

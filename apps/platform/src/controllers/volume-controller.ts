@@ -4,8 +4,15 @@
  * on a sparse file, so writes past `spec.size` MB fail with ENOSPC). Deleting a volume marks it
  * TERMINATED; this frees its storage on the engine (retried by every resync while the volume is
  * still mounted somewhere) and records that in `system.storageFreed`.
+ *
+ * Growth (spec "Volume": size may grow; the module checks it never shrinks): when the record's
+ * `spec.size` exceeds the engine volume's size, the filesystem is grown online (engine growVolume),
+ * even while a sandbox has it mounted, and a `storage-grown` event is written. A host without
+ * CAP_SYS_RESOURCE cannot resize a mounted ext4 online: there an attached volume grows once it is
+ * detached (resync retries; the sandbox controller grows it before mounting it again). A volume not
+ * yet allocated needs nothing: first mount creates it at the record's size.
  */
-import { VolumeNotFoundError, type Engine } from '@tarmac/engine';
+import { VolumeInUseError, VolumeNotFoundError, type Engine } from '@tarmac/engine';
 import type { Logger } from 'pino';
 import { volumeEngineName } from './engine-ids.js';
 import { KeyedQueue } from './keyed-queue.js';
@@ -35,10 +42,11 @@ export class VolumeController {
   }
 
   async resync(): Promise<void> {
-    const rows = await this.o.resources.listByKind(VOLUME_KIND, { includeTerminated: true });
-    await Promise.all(
-      rows.filter((r) => r.terminatedAt && !r.system.storageFreed).map((r) => this.reconcile(r.id)),
-    );
+    const rows = await this.o.resources.listByKind<VolumeSpecView>(VOLUME_KIND, { includeTerminated: true });
+    const sizes = await this.engineSizes();
+    const due = (r: (typeof rows)[number]) =>
+      r.terminatedAt ? !r.system.storageFreed : needsGrowth(r.spec, sizes.get(volumeEngineName(r.id)));
+    await Promise.all(rows.filter(due).map((r) => this.reconcile(r.id)));
   }
 
   idle(): Promise<void> {
@@ -46,8 +54,10 @@ export class VolumeController {
   }
 
   private async reconcileNow(id: string): Promise<void> {
-    const row = await this.o.resources.getById(id);
-    if (!row?.terminatedAt || row.system.storageFreed) return;
+    const row = await this.o.resources.getById<VolumeSpecView>(id);
+    if (!row) return;
+    if (!row.terminatedAt) return this.grow(row.id, row.spec);
+    if (row.system.storageFreed) return;
     try {
       await this.o.engine.deleteVolume(volumeEngineName(row.id));
     } catch (err) {
@@ -65,4 +75,47 @@ export class VolumeController {
           },
     );
   }
+
+  private async grow(id: string, spec: VolumeSpecView): Promise<void> {
+    const engineName = volumeEngineName(id);
+    const current = (await this.engineSizes()).get(engineName);
+    if (current === undefined || !needsGrowth(spec, current)) return;
+    let grown;
+    try {
+      grown = await this.o.engine.growVolume(engineName, spec.size);
+    } catch (err) {
+      // Attached and the host cannot grow ext4 online: resync retries; the sandbox controller
+      // also grows it before the next mount.
+      if (err instanceof VolumeInUseError) {
+        this.o.logger.info({ volume: id, reason: err.message }, 'volume growth waits for detach');
+        return;
+      }
+      throw err;
+    }
+    await mutate(this.o.resources, id, (r) => ({
+      events: [
+        ...r.events,
+        event(
+          'storage-grown',
+          r.status ?? 'DEPLOYED',
+          `Volume filesystem grown from ${current} MB to ${grown.sizeMB} MB`,
+          new Date(this.now()),
+        ),
+      ],
+    }));
+  }
+
+  /** Engine volume name → size in MB, for the allocated volumes. */
+  private async engineSizes(): Promise<Map<string, number>> {
+    return new Map((await this.o.engine.listVolumes()).map((v) => [v.name, v.sizeMB]));
+  }
+}
+
+interface VolumeSpecView {
+  size?: number;
+}
+
+/** Allocated on the engine and smaller than the record says. */
+function needsGrowth(spec: VolumeSpecView, engineSizeMB: number | undefined): spec is { size: number } {
+  return engineSizeMB !== undefined && typeof spec.size === 'number' && spec.size > engineSizeMB;
 }
