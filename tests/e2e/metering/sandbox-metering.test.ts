@@ -1,6 +1,6 @@
 // End-to-end (issue 8 "What it must show"): the built platform binary runs a real sandbox for a
 // few real seconds, and the billing metrics API reports its RUNNING memory in GB-seconds — within
-// the bounds measured by the test's own clock — and cost = usage × price.
+// the bounds measured by the test's own clock — and cost = usage × price; and its image's storage.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { removeHome, startPlatform, type RunningPlatform } from '../support/plat
 
 const MEMORY_MB = 2048;
 const PRICE = 0.000023; // default sandbox_compute_runtime_gbs price (metering/prices.ts)
+const STORAGE_PRICE = 0.00000004; // default *_image_storage_gbs price (metering/prices.ts)
 const IMAGE_CACHE = '/var/cache/tarmac-test/images'; // base image built once per machine by the engine tests
 
 function missingCapability(): string | null {
@@ -121,6 +122,16 @@ describe.skipIf(missing)('metering a real sandbox through the built platform', (
         (e) => e.resourceName === name && e.billingDimension === 'sandbox_snapshot_storage_gbs',
       ),
     ).toBe(false);
+    // The image's bytes (measured by the engine, written by the controller at deploy) accrue
+    // GB-seconds for as long as the container existed: the base image is well over 10 MB.
+    const image = metrics.data.find(
+      (e) => e.resourceName === name && e.billingDimension === 'sandbox_image_storage_gbs',
+    );
+    expect(image, JSON.stringify(metrics.data)).toBeDefined();
+    const imageUsage = image!.summary.usage!;
+    expect(imageUsage).toBeGreaterThan((10 / 1024) * ((deleteSent - deployedAt!) / 1000) - 0.01);
+    expect(imageUsage).toBeLessThan(4 * ((goneAt! - deployedAt!) / 1000 + 1)); // < 4 GB image
+    expect(image!.summary.cost).toBeCloseTo(imageUsage * STORAGE_PRICE, 12);
 
     // Nothing more accrues once it is gone.
     await sleep(1_500);
