@@ -65,6 +65,13 @@ const route = (path: string, auth: 'public' | 'principal' | 'workspace') =>
 mountRoute(app, deps, route('/bench/bare', 'public'), async () => ({ ok: true }));
 mountRoute(app, deps, route('/bench/principal', 'principal'), async () => ({ ok: true }));
 mountRoute(app, deps, route('/bench/workspace', 'workspace'), async () => ({ ok: true }));
+// A/B in the same run: the same pipeline, but the authenticator is not told the named workspace,
+// so the key and the workspace access are two queries (as before the joined lookup).
+const twoQueries: RouteDeps = {
+  ...deps,
+  authenticator: { authenticate: (token) => deps.authenticator.authenticate(token) },
+};
+mountRoute(app, twoQueries, route('/bench/workspace-two-queries', 'workspace'), async () => ({ ok: true }));
 
 // A service account's JWT, issued by the real token endpoint.
 const sa = (await (
@@ -91,6 +98,10 @@ const scenarios: Record<string, { path: string; headers: Record<string, string> 
   'api key': { path: '/bench/principal', headers: { authorization: `Bearer ${key}` } },
   'api key + version + workspace': {
     path: '/bench/workspace?workspace=default',
+    headers: { authorization: `Bearer ${key}`, 'service-version': '2026-04-28' },
+  },
+  'api key + version + workspace, 2 queries': {
+    path: '/bench/workspace-two-queries?workspace=default',
     headers: { authorization: `Bearer ${key}`, 'service-version': '2026-04-28' },
   },
   'api key + implied workspace': { path: '/bench/workspace', headers: { authorization: `Bearer ${key}` } },

@@ -6,7 +6,8 @@ import { readHeader } from './headers.js';
 
 /** Establishes who holds a bearer token: an API key or a platform JWT. `undefined` = not valid. */
 export interface Authenticator {
-  authenticate(token: string): Promise<Principal | undefined>;
+  /** `workspace`: the workspace the request names, if any, which it may resolve at once (`Principal.named`). */
+  authenticate(token: string, workspace?: string): Promise<Principal | undefined>;
 }
 
 /** Decides which workspace a request acts on and the caller's role there. */
@@ -28,15 +29,21 @@ export function bearerToken(c: Context): string | undefined {
 export async function requirePrincipal(
   c: Context<ServerEnv>,
   authenticator: Authenticator,
+  workspace?: string,
 ): Promise<Principal> {
   const token = bearerToken(c);
   if (!token) {
     throw unauthorized('Missing bearer token: send "Authorization: Bearer <API key or JWT>"');
   }
-  const principal = await authenticator.authenticate(token);
+  const principal = await authenticator.authenticate(token, workspace);
   if (!principal) throw unauthorized('Invalid, expired or revoked credentials');
   c.set('principal', principal);
   return principal;
+}
+
+/** The workspace a request names: `workspace=` or `X-Service-Workspace` (spec "Authentication" 3). */
+export function requestedWorkspace(c: Context): string | undefined {
+  return c.req.query('workspace') || readHeader(c, HEADERS.workspace);
 }
 
 export async function requireWorkspace(
@@ -45,8 +52,7 @@ export async function requireWorkspace(
   resolver: WorkspaceResolver,
   role: 'admin' | undefined,
 ): Promise<WorkspaceAccess> {
-  const requested = c.req.query('workspace') || readHeader(c, HEADERS.workspace);
-  const access = await resolver.resolve(principal, requested);
+  const access = await resolver.resolve(principal, requestedWorkspace(c));
   c.set('workspace', access);
   if (role === 'admin' && access.role !== 'admin') {
     throw forbidden(`This needs the admin role in workspace "${access.name}"`);

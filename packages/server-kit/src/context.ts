@@ -8,6 +8,12 @@ export interface Principal {
   readonly accountId: string;
   /** How the caller proved who it is. */
   readonly via: 'api_key' | 'jwt';
+  /**
+   * The workspace the request names, when the authenticator resolved the caller's access to it in
+   * the same lookup as the credential (one query instead of two; bench/api-overhead.ts). `access`
+   * undefined: the caller cannot see it. Per request: nothing about a key is cached.
+   */
+  readonly named?: { readonly workspace: string; readonly access: WorkspaceAccess | undefined };
 }
 
 /** The workspace a request acts on, and the caller's role there. */

@@ -13,6 +13,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
 import {
   basicCredentials,
+  requestedWorkspace,
   requirePrincipal,
   requireWorkspace,
   type Authenticator,
@@ -72,7 +73,14 @@ export function mountRoute<R extends RouteSpec>(
 ): void {
   app.on(route.method.toUpperCase(), toHonoPath(route.path), async (c) => {
     c.set('routePath', route.path);
-    const principal = route.auth === 'public' ? undefined : await requirePrincipal(c, deps.authenticator);
+    const principal =
+      route.auth === 'public'
+        ? undefined
+        : await requirePrincipal(
+            c,
+            deps.authenticator,
+            route.auth === 'workspace' ? requestedWorkspace(c) : undefined,
+          );
     const workspace =
       route.auth === 'workspace' && principal
         ? await requireWorkspace(c, principal, deps.workspaces, route.role)

@@ -130,6 +130,38 @@ describe.each(testDatabases(process.env))('identity repositories on $name', (dat
     expect(await store.refreshTokens.get('r1')).toBeUndefined();
   });
 
+  it("api keys: one lookup also reads the owner's access to a named workspace", async () => {
+    await workspace('alpha', 2);
+    await workspace('beta', 3);
+    await store.apiKeys.create({
+      id: 'k1',
+      principalId: 'u1',
+      name: 'laptop',
+      secretHash: 'h',
+      expiresAt: null,
+      createdAt: at(4),
+      updatedAt: at(4),
+    });
+    const access = async (ws: string) => (await store.apiKeys.getWithWorkspace('k1', ws))?.workspace;
+    expect(await store.apiKeys.getWithWorkspace('k1', 'alpha')).toMatchObject({
+      id: 'k1',
+      secretHash: 'h',
+      principalId: 'u1',
+      principalKind: 'user',
+      accountId: 'acc1',
+    });
+    expect(await access('nowhere')).toBeUndefined();
+    expect(await access('alpha')).toEqual({ accountId: 'acc1', memberRole: undefined, accountAdmin: false });
+    await store.memberships.upsert('alpha', 'u1', 'member');
+    expect(await access('alpha')).toEqual({ accountId: 'acc1', memberRole: 'member', accountAdmin: false });
+    await store.accounts.addAdmin('acc1', 'u1');
+    expect(await access('beta')).toEqual({ accountId: 'acc1', memberRole: undefined, accountAdmin: true });
+    expect(await access('alpha')).toEqual({ accountId: 'acc1', memberRole: 'member', accountAdmin: true });
+    // No key, no row, whatever the workspace: revocation is immediate.
+    expect(await store.apiKeys.delete('k1', 'u1')).toBe(true);
+    expect(await store.apiKeys.getWithWorkspace('k1', 'alpha')).toBeUndefined();
+  });
+
   it('refresh tokens are revoked exactly once', async () => {
     await store.refreshTokens.create({
       id: 'r1',

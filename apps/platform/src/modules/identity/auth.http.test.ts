@@ -86,8 +86,11 @@ describe.each(testDatabases(process.env))('authentication and workspaces on $nam
     expect(listed.body.find((k) => k.id === id)).toBeDefined();
     expect(listed.body.every((k) => k.apiKey === undefined)).toBe(true);
     expect((await t.request('/v0/workspaces', { key: apiKey })).status).toBe(200);
+    // Naming a workspace takes the joined key + access lookup: revocation cuts it at once too.
+    expect((await t.request('/v0/users', { key: apiKey, workspace: 'default' })).status).toBe(200);
     expect((await t.request(`/v0/api_keys/${id}`, { method: 'DELETE' })).status).toBe(200);
     expect((await t.request('/v0/workspaces', { key: apiKey })).status).toBe(401);
+    expect((await t.request('/v0/users', { key: apiKey, workspace: 'default' })).status).toBe(401);
     expect((await t.request(`/v0/api_keys/${id}`, { method: 'DELETE' })).status).toBe(404);
   });
 
@@ -291,5 +294,13 @@ describe.each(testDatabases(process.env))('authentication and workspaces on $nam
     expect((await t.request('/v0/users?workspace=private', { key: member.apiKey })).status).toBe(404);
     const visible = await t.json<{ name: string }[]>('/v0/workspaces', { key: member.apiKey });
     expect(visible.body.map((w) => w.name)).toEqual(['default']);
+    // An account admin acts as admin of a workspace of the account without being a member of it.
+    expect(await t.store.memberships.remove('private', t.adminId)).toBe(true);
+    const invited = await t.request('/v0/users', {
+      workspace: 'private',
+      method: 'POST',
+      body: { email: 'new@example.com' },
+    });
+    expect(invited.status).toBe(200);
   });
 });

@@ -6,7 +6,7 @@ import {
   type WorkspaceAccess,
   type WorkspaceResolver,
 } from '@tarmac/server-kit';
-import type { Repositories } from '@tarmac/store';
+import type { Dialect, Repositories, Role } from '@tarmac/store';
 import type { JwtService } from './jwt.js';
 import { PREFIX, parseCredential, secretMatches } from './secrets.js';
 
@@ -17,18 +17,32 @@ import { PREFIX, parseCredential, secretMatches } from './secrets.js';
  */
 export class BearerAuthenticator implements Authenticator {
   constructor(
-    private readonly store: Pick<Repositories, 'apiKeys' | 'principals'>,
+    private readonly store: Pick<Repositories, 'apiKeys' | 'principals'> & { dialect?: Dialect },
     private readonly jwt: JwtService,
     private readonly now: () => number = Date.now,
   ) {}
 
-  async authenticate(token: string): Promise<Principal | undefined> {
+  async authenticate(token: string, workspace?: string): Promise<Principal | undefined> {
     const apiKey = parseCredential(token, PREFIX.apiKey);
     if (apiKey) {
-      const row = await this.store.apiKeys.get(apiKey.id);
+      // Naming a workspace on PostgreSQL: the key, its owner and the owner's access there in one
+      // query, one round trip fewer (bench/api-overhead.ts: -59 µs CPU, -82 µs wall per request).
+      // Not on SQLite: in-process, the larger statement costs more than a second small one (+40 µs).
+      const joined = workspace !== undefined && this.store.dialect === 'postgres';
+      const withWorkspace = joined
+        ? await this.store.apiKeys.getWithWorkspace(apiKey.id, workspace)
+        : undefined;
+      const row = joined ? withWorkspace : await this.store.apiKeys.get(apiKey.id);
       if (!row || !secretMatches(apiKey.secret, row.secretHash)) return undefined;
       if (row.expiresAt && Date.parse(row.expiresAt) <= this.now()) return undefined;
-      return { id: row.principalId, kind: row.principalKind, accountId: row.accountId, via: 'api_key' };
+      const principal: Principal = {
+        id: row.principalId,
+        kind: row.principalKind,
+        accountId: row.accountId,
+        via: 'api_key',
+      };
+      if (workspace === undefined || !withWorkspace) return principal;
+      return { ...principal, named: { workspace, access: accessOf(workspace, withWorkspace.workspace) } };
     }
     if (token.split('.').length !== 3) return undefined;
     const claims = await this.jwt.verify(token);
@@ -37,6 +51,16 @@ export class BearerAuthenticator implements Authenticator {
     if (!principal) return undefined;
     return { id: principal.id, kind: principal.kind, accountId: principal.accountId, via: 'jwt' };
   }
+}
+
+/** The rule of `MembershipWorkspaceResolver.named`, over the row `getWithWorkspace` read. */
+function accessOf(
+  name: string,
+  found: { accountId: string; memberRole: Role | undefined; accountAdmin: boolean } | undefined,
+): WorkspaceAccess | undefined {
+  if (!found) return undefined;
+  if (found.memberRole) return { name, accountId: found.accountId, role: found.memberRole };
+  return found.accountAdmin ? { name, accountId: found.accountId, role: 'admin' } : undefined;
 }
 
 /**
@@ -70,6 +94,10 @@ export class MembershipWorkspaceResolver implements WorkspaceResolver {
   }
 
   private async named(principal: Principal, name: string): Promise<WorkspaceAccess> {
+    if (principal.named?.workspace === name) {
+      if (principal.named.access) return principal.named.access;
+      throw notFound(`Workspace "${name}"`);
+    }
     const membership = await this.store.memberships.get(name, principal.id);
     if (membership) return { name, accountId: membership.accountId, role: membership.role };
     const workspace = await this.store.workspaces.get(name);
