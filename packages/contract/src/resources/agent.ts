@@ -3,12 +3,11 @@ import { deploymentStatusSchema, envelopeInputSchema, envelopeSchema } from './e
 import { resourceListQuerySchema, showSecretsQuerySchema } from './resource-query.js';
 import { crudRoutes, revisionsRoute } from './crud-routes.js';
 import {
-  envsSchema,
-  generationSchema,
-  memoryMbSchema,
   referenceListSchema,
   revisionConfigurationSchema,
   revisionMetadataSchema,
+  scaledRuntimeShape,
+  scaleBoundsCheck,
   triggersSchema,
   volumeAttachmentSchema,
 } from './workload-common.js';
@@ -16,24 +15,9 @@ import {
 /** Agent spec (spec "Agent"; reference §2.1 `AgentSpec`, `AgentRuntime`). */
 export const agentRuntimeSchema = z
   .object({
-    envs: envsSchema.default([]),
-    generation: generationSchema.default('mk3'),
-    image: z.string().max(512, 'must be at most 512 characters').optional(),
-    memory: memoryMbSchema.default(2048),
-    minScale: z
-      .number()
-      .int('must be an integer')
-      .min(0, 'must be at least 0')
-      .max(100, 'must be at most 100')
-      .default(0),
-    maxScale: z
-      .number()
-      .int('must be an integer')
-      .min(1, 'must be at least 1')
-      .max(100, 'must be at most 100')
-      .default(10),
+    ...scaledRuntimeShape,
   })
-  .refine((r) => r.minScale <= r.maxScale, { path: ['minScale'], message: 'must not exceed maxScale' });
+  .refine(...scaleBoundsCheck);
 
 export const agentSpecSchema = z
   .object({

@@ -4,12 +4,11 @@ import { resourceListQuerySchema, showSecretsQuerySchema } from './resource-quer
 import { portSchema } from './sandbox.js';
 import { crudRoutes, revisionsRoute } from './crud-routes.js';
 import {
-  envsSchema,
-  generationSchema,
-  memoryMbSchema,
   referenceListSchema,
   revisionConfigurationSchema,
   revisionMetadataSchema,
+  scaledRuntimeShape,
+  scaleBoundsCheck,
   triggersSchema,
 } from './workload-common.js';
 
@@ -20,28 +19,13 @@ export const functionRuntimeSchema = z
   .object({
     /** The CLI sets `mcp` (reference §2.2); the only kind of function. */
     type: z.literal('mcp', { error: 'must be mcp' }).default('mcp'),
-    envs: envsSchema.default([]),
-    generation: generationSchema.default('mk3'),
-    image: z.string().max(512, 'must be at most 512 characters').optional(),
-    memory: memoryMbSchema.default(2048),
-    minScale: z
-      .number()
-      .int('must be an integer')
-      .min(0, 'must be at least 0')
-      .max(100, 'must be at most 100')
-      .default(0),
-    maxScale: z
-      .number()
-      .int('must be an integer')
-      .min(1, 'must be at least 1')
-      .max(100, 'must be at most 100')
-      .default(10),
+    ...scaledRuntimeShape,
     ports: z.array(portSchema).max(10, 'must have at most 10 entries').default([]),
     transport: z
       .enum(FUNCTION_TRANSPORTS, { error: `must be one of ${FUNCTION_TRANSPORTS.join(', ')}` })
       .default('http-stream'),
   })
-  .refine((r) => r.minScale <= r.maxScale, { path: ['minScale'], message: 'must not exceed maxScale' });
+  .refine(...scaleBoundsCheck);
 
 const defaultRuntime = {
   type: 'mcp',

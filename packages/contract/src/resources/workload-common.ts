@@ -32,6 +32,32 @@ const percentSchema = z
   .max(100, 'must be at most 100');
 
 /** `RevisionConfiguration` (spec "Application"/"Agent" revision; reference §2.1). */
+/** Runtime fields of every auto-scaled workload (agents, functions; reference §2.1 runtime blocks). */
+export const scaledRuntimeShape = {
+  envs: envsSchema.default([]),
+  generation: generationSchema.default('mk3'),
+  image: z.string().max(512, 'must be at most 512 characters').optional(),
+  memory: memoryMbSchema.default(2048),
+  minScale: z
+    .number()
+    .int('must be an integer')
+    .min(0, 'must be at least 0')
+    .max(100, 'must be at most 100')
+    .default(0),
+  maxScale: z
+    .number()
+    .int('must be an integer')
+    .min(1, 'must be at least 1')
+    .max(100, 'must be at most 100')
+    .default(10),
+};
+
+/** minScale may not exceed maxScale, reported on `minScale`. */
+export const scaleBoundsCheck: [
+  (r: { minScale: number; maxScale: number }) => boolean,
+  { path: string[]; message: string },
+] = [(r) => r.minScale <= r.maxScale, { path: ['minScale'], message: 'must not exceed maxScale' }];
+
 export const revisionConfigurationSchema = z.object({
   active: z.string().max(64).optional(),
   canary: z.string().max(64).optional(),
