@@ -113,7 +113,9 @@ describe.skipIf(missing !== null)(`LocalEngine lifecycle${missing ? ` (skipped: 
     await engine.thaw(info.id);
     const thawMs = performance.now() - t;
     console.log(`thaw: ${(thawMs * 1000).toFixed(0)} us`);
-    expect(thawMs).toBeLessThan(5);
+    // The spec's bound for a resume (25 ms); the bench measures the real cost (about 1 ms), while
+    // here other test files share the two cores.
+    expect(thawMs).toBeLessThan(25);
     expect((await engine.inspect(info.id)).status).toBe('RUNNING');
     await waitUntil(() => read() > frozenAt);
     expect(await probe(`http://${info.ip}:8080/health`)).toBe(true);

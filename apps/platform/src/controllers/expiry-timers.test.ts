@@ -35,10 +35,11 @@ describe('ExpiryTimers', () => {
     const timers = new ExpiryTimers({ live, expire: async () => void fired.push(Date.now()) });
     const start = Date.now();
     timers.track(row({ runtime: { ttl: '1s' } }, new Date(start).toISOString()));
-    await new Promise((r) => setTimeout(r, 1300));
+    await new Promise((r) => setTimeout(r, 1500));
     expect(fired).toHaveLength(1);
     expect(fired[0]! - start).toBeGreaterThanOrEqual(990);
-    expect(fired[0]! - start).toBeLessThan(1200);
+    // Slack for other test files sharing the cores; a timer polled by a sweep would be seconds late.
+    expect(fired[0]! - start).toBeLessThan(1300);
   });
 
   it('re-arms a ttl-idle timer when the sandbox was used since it was armed', async () => {
