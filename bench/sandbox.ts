@@ -171,14 +171,16 @@ async function main(): Promise<void> {
       }
       await remove(p, [name], 1);
     }
-    console.log(`create-to-DEPLOYED: ${fmt(createMs)}`);
-    if (containerMs.length > 0) {
-      console.log(`  of which engine createSandbox (overlay, netns, runc run): ${fmt(containerMs)}`);
-      console.log(`  of which sandboxd boot until /health answers: ${fmt(sandboxdMs)}`);
+    if (RUNS > 0) {
+      console.log(`create-to-DEPLOYED: ${fmt(createMs)}`);
+      if (containerMs.length > 0) {
+        console.log(`  of which engine createSandbox (overlay, netns, runc run): ${fmt(containerMs)}`);
+        console.log(`  of which sandboxd boot until /health answers: ${fmt(sandboxdMs)}`);
+      }
+      console.log(
+        `  baseline GET /v0/sandboxes/{name}: ${fmt(baseline)}; ratio of medians ${(quantile(createMs, 0.5) / quantile(baseline, 0.5)).toFixed(1)}x`,
+      );
     }
-    console.log(
-      `  baseline GET /v0/sandboxes/{name}: ${fmt(baseline)}; ratio of medians ${(quantile(createMs, 0.5) / quantile(baseline, 0.5)).toFixed(1)}x`,
-    );
 
     // 2. resume: 10 sandboxes fall asleep together; each sample is one STANDBY request then the
     // same request RUNNING.
@@ -199,9 +201,11 @@ async function main(): Promise<void> {
         added.push(cold - warm);
       }
     }
-    console.log(`request to STANDBY sandbox: ${fmt(standbyMs)}`);
-    console.log(`same request, RUNNING (baseline): ${fmt(runningMs)}`);
-    console.log(`resume added (paired difference): ${fmt(added)}  [spec bound 25 ms; target p99 < 5 ms]`);
+    if (RESUME > 0) {
+      console.log(`request to STANDBY sandbox: ${fmt(standbyMs)}`);
+      console.log(`same request, RUNNING (baseline): ${fmt(runningMs)}`);
+      console.log(`resume added (paired difference): ${fmt(added)}  [spec bound 25 ms; target p99 < 5 ms]`);
+    }
     await remove(p, pool);
 
     // 3. density.
