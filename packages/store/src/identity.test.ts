@@ -162,6 +162,21 @@ describe.each(testDatabases(process.env))('identity repositories on $name', (dat
     expect(await store.apiKeys.getWithWorkspace('k1', 'alpha')).toBeUndefined();
   });
 
+  it('principals: one lookup also reads their access to a named workspace', async () => {
+    await workspace('alpha', 2);
+    const access = async (ws: string) => (await store.principals.getWithWorkspace('u1', ws))?.workspace;
+    expect(await store.principals.getWithWorkspace('u1', 'alpha')).toMatchObject({
+      id: 'u1',
+      kind: 'user',
+      accountId: 'acc1',
+    });
+    expect(await access('nowhere')).toBeUndefined();
+    expect(await access('alpha')).toEqual({ accountId: 'acc1', memberRole: undefined, accountAdmin: false });
+    await store.memberships.upsert('alpha', 'u1', 'admin');
+    expect(await access('alpha')).toEqual({ accountId: 'acc1', memberRole: 'admin', accountAdmin: false });
+    expect(await store.principals.getWithWorkspace('nobody', 'alpha')).toBeUndefined();
+  });
+
   it('refresh tokens are revoked exactly once', async () => {
     await store.refreshTokens.create({
       id: 'r1',

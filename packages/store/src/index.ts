@@ -14,6 +14,7 @@ export type {
   Role,
   WorkspaceRow,
 } from './repositories/identity-rows.js';
+export type { WorkspaceAccessRow } from './repositories/workspace-access.js';
 export {
   MAX_EVENTS,
   type NewResource,

@@ -3,6 +3,7 @@ import { uniquely } from '../errors.js';
 import { keysetPage, type ListPage, type Page } from '../page.js';
 import type { Database } from '../schema.js';
 import { principalFrom, type PrincipalRow, type Role } from './identity-rows.js';
+import { principalWithAccess, workspaceAccessFrom, type WorkspaceAccessRow } from './workspace-access.js';
 
 /** Users and service accounts. Deleting one cascades to its keys, tokens and memberships. */
 export function principalsRepository(db: Kysely<Database>) {
@@ -54,6 +55,18 @@ export function principalsRepository(db: Kysely<Database>) {
     async get(id: string): Promise<PrincipalRow | undefined> {
       const r = await db.selectFrom('principals').selectAll().where('id', '=', id).executeTakeFirst();
       return r && principalFrom(r);
+    },
+
+    /** `get` plus its access to one workspace, in one query (JWT authentication naming a workspace). */
+    async getWithWorkspace(
+      id: string,
+      workspace: string,
+    ): Promise<(PrincipalRow & { workspace: WorkspaceAccessRow | undefined }) | undefined> {
+      const r = await principalWithAccess(db, workspace)
+        .selectAll('p')
+        .where('p.id', '=', id)
+        .executeTakeFirst();
+      return r && { ...principalFrom(r), workspace: workspaceAccessFrom(r) };
     },
 
     async getUserByEmail(email: string): Promise<PrincipalRow | undefined> {

@@ -6,7 +6,7 @@ import {
   type WorkspaceAccess,
   type WorkspaceResolver,
 } from '@tarmac/server-kit';
-import type { Dialect, Repositories, Role } from '@tarmac/store';
+import type { Dialect, Repositories, WorkspaceAccessRow } from '@tarmac/store';
 import type { JwtService } from './jwt.js';
 import { PREFIX, parseCredential, secretMatches } from './secrets.js';
 
@@ -41,23 +41,36 @@ export class BearerAuthenticator implements Authenticator {
         accountId: row.accountId,
         via: 'api_key',
       };
-      if (workspace === undefined || !withWorkspace) return principal;
-      return { ...principal, named: { workspace, access: accessOf(workspace, withWorkspace.workspace) } };
+      return named(principal, workspace, withWorkspace);
     }
     if (token.split('.').length !== 3) return undefined;
     const claims = await this.jwt.verify(token);
     if (!claims) return undefined;
-    const principal = await this.store.principals.get(claims.sub);
-    if (!principal) return undefined;
-    return { id: principal.id, kind: principal.kind, accountId: principal.accountId, via: 'jwt' };
+    // The subject must still exist; naming a workspace on PostgreSQL, its access there comes in the
+    // same query (as for API keys above).
+    const joined = workspace !== undefined && this.store.dialect === 'postgres';
+    const withWorkspace = joined
+      ? await this.store.principals.getWithWorkspace(claims.sub, workspace)
+      : undefined;
+    const found = joined ? withWorkspace : await this.store.principals.get(claims.sub);
+    if (!found) return undefined;
+    const principal: Principal = { id: found.id, kind: found.kind, accountId: found.accountId, via: 'jwt' };
+    return named(principal, workspace, withWorkspace);
   }
 }
 
+/** The principal, with its access to the named workspace when the lookup read it. */
+function named(
+  principal: Principal,
+  workspace: string | undefined,
+  read: { workspace: WorkspaceAccessRow | undefined } | undefined,
+): Principal {
+  if (workspace === undefined || !read) return principal;
+  return { ...principal, named: { workspace, access: accessOf(workspace, read.workspace) } };
+}
+
 /** The rule of `MembershipWorkspaceResolver.named`, over the row `getWithWorkspace` read. */
-function accessOf(
-  name: string,
-  found: { accountId: string; memberRole: Role | undefined; accountAdmin: boolean } | undefined,
-): WorkspaceAccess | undefined {
+function accessOf(name: string, found: WorkspaceAccessRow | undefined): WorkspaceAccess | undefined {
   if (!found) return undefined;
   if (found.memberRole) return { name, accountId: found.accountId, role: found.memberRole };
   return found.accountAdmin ? { name, accountId: found.accountId, role: 'admin' } : undefined;
