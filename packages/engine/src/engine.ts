@@ -106,6 +106,12 @@ export interface Engine {
   freeze(id: string): Promise<void>;
   thaw(id: string): Promise<void>;
   stats(id: string): Promise<SandboxStats>;
+  /**
+   * Gives a live sandbox a new memory limit (and CPU, memory/2048 cores) in place: its processes
+   * keep running. Rejects when the kernel refuses (e.g. more memory in use than the new limit);
+   * the old limit then stays.
+   */
+  resize(id: string, memoryMB: number): Promise<SandboxInfo>;
   stopSandbox(id: string, graceSeconds: number): Promise<SandboxInfo>;
   deleteSandbox(id: string, opts?: DeleteOptions): Promise<void>;
   list(): Promise<SandboxInfo[]>;

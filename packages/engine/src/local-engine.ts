@@ -21,7 +21,7 @@ import type { BaseImageOptions } from './images/base-image.js';
 import { ImageStore } from './images/image-store.js';
 import { isMountPoint } from './mounts.js';
 import { BridgeNetwork, type NetworkConfig } from './network.js';
-import { sandboxOciSpec, type OciMount } from './oci-spec.js';
+import { CPU_PERIOD_US, cpuQuota, sandboxOciSpec, type OciMount } from './oci-spec.js';
 import { Runc } from './runc.js';
 import { ProcessRunner, type CommandRunner, type RunResult } from './runner.js';
 import { RuntimeBuilder, sandboxArgs, IN_SANDBOX, type RuntimeSources } from './runtime-dir.js';
@@ -236,6 +236,22 @@ export class LocalEngine implements Engine {
       frozen: s.frozen,
       oomKills: s.oomKills,
     };
+  }
+
+  async resize(id: string, memoryMB: number): Promise<SandboxInfo> {
+    const rec = this.files.read(id);
+    if (rec.memoryMB === memoryMB) return this.info(rec);
+    validate({ id, image: rec.image, memoryMB });
+    if (!this.runc.alive(id)) throw new EngineError(`sandbox ${id} is not running`);
+    await this.runc.update(id, {
+      memoryBytes: memoryMB * 1024 * 1024,
+      cpuQuota: cpuQuota(memoryMB),
+      cpuPeriod: CPU_PERIOD_US,
+    });
+    // The record is what a re-attaching engine reports: it must show the limit now in force.
+    const next = { ...rec, memoryMB };
+    this.files.write(next);
+    return this.info(next);
   }
 
   async stopSandbox(id: string, graceSeconds: number): Promise<SandboxInfo> {

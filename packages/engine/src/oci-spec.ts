@@ -84,8 +84,11 @@ const BASE_MOUNTS: OciMount[] = [
   },
 ];
 
+/** The CFS period the sandboxes' CPU quota is expressed over (µs). */
+export const CPU_PERIOD_US = 100_000;
+
 /** CPU quota for `memoryMB / 2048` cores over a 100 ms period (at least 1 ms of CPU). */
-export function cpuQuota(memoryMB: number, period = 100_000): number {
+export function cpuQuota(memoryMB: number, period = CPU_PERIOD_US): number {
   return Math.max(1000, Math.round((memoryMB / 2048) * period));
 }
 
@@ -111,7 +114,7 @@ export function sandboxOciSpec(input: SandboxOciInput): object {
       resources: {
         devices: [{ allow: false, access: 'rwm' }],
         memory: { limit: memBytes },
-        cpu: { quota: cpuQuota(input.memoryMB), period: 100_000 },
+        cpu: { quota: cpuQuota(input.memoryMB), period: CPU_PERIOD_US },
         pids: { limit: input.pidsLimit },
       },
       namespaces: [

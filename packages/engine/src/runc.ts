@@ -44,6 +44,30 @@ export class Runc {
     });
   }
 
+  /** Changes the cgroup limits of a live container in place (`runc update`). */
+  async update(
+    id: string,
+    limits: { memoryBytes: number; cpuQuota: number; cpuPeriod: number },
+  ): Promise<void> {
+    const res = await this.runner.run(
+      this.binary,
+      [
+        '--root',
+        this.root,
+        'update',
+        '--memory',
+        String(limits.memoryBytes),
+        '--cpu-quota',
+        String(limits.cpuQuota),
+        '--cpu-period',
+        String(limits.cpuPeriod),
+        id,
+      ],
+      { allowFail: true },
+    );
+    if (res.code !== 0) throw new CommandError(`runc update ${id}`, res.code, res.stderr || res.stdout);
+  }
+
   async delete(id: string): Promise<void> {
     await this.runner.run(this.binary, ['--root', this.root, 'delete', '--force', id], { allowFail: true });
   }

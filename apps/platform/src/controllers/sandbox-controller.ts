@@ -139,6 +139,7 @@ export class SandboxController {
     const frozen = info?.status === 'FROZEN';
     const t0 = this.now();
     let t1 = t0;
+    let kept = '';
     try {
       if (!info) {
         const spec = await this.engineSpec(row, engineId);
@@ -147,6 +148,7 @@ export class SandboxController {
       t1 = this.now();
       // A live one was ready before; its liveness is the DEPLOYED watch's business from here.
       if (!existing) await this.o.engine.waitReady(engineId, this.o.readyTimeoutMs ?? 30_000);
+      else kept = await this.applyMemory(row, info);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       if (!existing) await this.o.engine.deleteSandbox(engineId).catch(() => undefined);
@@ -165,7 +167,7 @@ export class SandboxController {
     const updated = await mutate<SandboxSpecView>(this.o.resources, row.id, (r) => {
       if (r.status !== 'DEPLOYING') return undefined; // deleted meanwhile: the next pass tears down
       const message = existing
-        ? 'Sandbox kept running with its processes; runtime changes apply to new sandboxes'
+        ? `Sandbox kept running with its processes; ${kept}`
         : // Where start-up time goes (operators, bench/sandbox.ts): container vs sandboxd boot.
           `Sandbox is running and its API answers (container ${t1 - t0} ms, sandboxd ready ${this.now() - t1} ms)`;
       return {
@@ -186,6 +188,26 @@ export class SandboxController {
     if (updated?.status === 'DEPLOYED') {
       if (!this.o.live.getById(row.id)) this.register(updated, info.ip, frozen);
     } else await this.reconcileNow(row.id).catch(() => undefined);
+  }
+
+  /**
+   * A spec update of a live sandbox: the memory limit (and CPU with it) changes in place, since the
+   * cgroup allows it without touching a process; image and envs only shape new sandboxes. The
+   * kernel may refuse a smaller limit than what is in use: the sandbox then keeps its limit and the
+   * event says so. Returns the event's account of it.
+   */
+  private async applyMemory(row: SandboxRow, info: SandboxInfo): Promise<string> {
+    const wanted = row.spec.runtime?.memory ?? DEFAULT_MEMORY_MB;
+    const rest = 'image and envs changes apply to new sandboxes';
+    if (info.memoryMB === wanted) return rest;
+    try {
+      await this.o.engine.resize(info.id, wanted);
+      return `memory limit changed from ${info.memoryMB} MB to ${wanted} MB in place; ${rest}`;
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      this.o.logger.warn({ err, sandbox: row.name }, 'could not change the memory limit of a live sandbox');
+      return `memory limit stays ${info.memoryMB} MB: the change to ${wanted} MB was refused (${why}); ${rest}`;
+    }
   }
 
   /** A DEPLOYED sandbox: make sure it is in the live map (after a restart) and still alive. */
