@@ -7,22 +7,13 @@ import { testDatabases } from '@tarmac/store/test-support';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrap } from '../bootstrap.js';
+import { until } from '../test-support/until.js';
 import { volumeEngineName } from './engine-ids.js';
 import { mutate } from './record-writer.js';
 import { VolumeController } from './volume-controller.js';
 
 const missing = missingCapability();
 const logger = pino({ level: 'silent' });
-
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 for (const db of testDatabases(process.env)) {
   describe.skipIf(missing !== null)(
