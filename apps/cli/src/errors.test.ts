@@ -38,6 +38,7 @@ describe('explain', () => {
         { field: 'spec.runtime.memory', message: 'must be at least 128 (MB)' },
       ],
     });
+    expect(explain('create sandbox', error).exitCode).toBe(EXIT.usage); // help: bad argument is 2
     expect(formatError(explain('create sandbox', error))).toBe(
       'tarmac: create sandbox: metadata.name must not be empty; spec.runtime.memory must be at least 128 (MB) (fix the fields named above)',
     );

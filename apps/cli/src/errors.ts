@@ -38,6 +38,9 @@ export const EXIT_CODES_HELP = `Exit codes:
   8  no configuration (run \`tarmac login\`)
   sandbox exec exits with the command's own exit code.`;
 
+/** A malformed command-line argument: the CLI exits with the usage code (2), as its help says. */
+export class ArgumentError extends Error {}
+
 /** An error the CLI reports as `tarmac: <what failed>: <why> (<what to do>)`. */
 export class CliError extends Error {
   constructor(
@@ -55,6 +58,7 @@ function hintFor(error: unknown): string | undefined {
   if (error instanceof UnauthorizedError) return 'check your API key, or run `tarmac login`';
   if (error instanceof ForbiddenError) return 'ask a workspace admin for access';
   if (error instanceof ValidationError) return 'fix the fields named above';
+  if (error instanceof ArgumentError) return 'see `tarmac <command> --help`';
   if (error instanceof NotFoundError) return 'list what exists with `tarmac get <type>`';
   if (error instanceof ConflictError) return 'pick another name, or delete the existing one first';
   if (error instanceof TarmacConnectionError) return 'is the platform running? start it with `tarmac up`';
@@ -65,6 +69,8 @@ function hintFor(error: unknown): string | undefined {
 
 export function exitCodeFor(error: unknown): number {
   if (error instanceof CliError) return error.exitCode;
+  // A bad argument, whether the CLI or the server found it (400 naming the field): help says 2.
+  if (error instanceof ArgumentError || error instanceof ValidationError) return EXIT.usage;
   if (error instanceof NotFoundError) return EXIT.notFound;
   if (error instanceof UnauthorizedError || error instanceof ForbiddenError) return EXIT.auth;
   if (error instanceof ConflictError) return EXIT.conflict;

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { commandLine, parseCopyEndpoint, parseEnvPairs, parsePort, processExitCode } from './sandbox-args.js';
+import { EXIT, explain } from './errors.js';
+import {
+  commandLine,
+  parseCopyEndpoint,
+  parseEnvPairs,
+  parseMemory,
+  parsePort,
+  processExitCode,
+} from './sandbox-args.js';
 
 describe('sandbox argument parsing', () => {
   it('tells remote SANDBOX:PATH from local paths', () => {
@@ -20,6 +28,24 @@ describe('sandbox argument parsing', () => {
     expect(() => parseEnvPairs(['NOEQ'])).toThrow(/KEY=VALUE/);
     expect(parsePort('3000')).toBe(3000);
     expect(() => parsePort('70000')).toThrow(/invalid port/);
+  });
+
+  it('reads --memory as MB or a size with a unit, refusing anything else with the usage code', () => {
+    expect(parseMemory('2048')).toBe(2048);
+    expect(parseMemory('512m')).toBe(512);
+    expect(parseMemory('512MB')).toBe(512);
+    expect(parseMemory('2g')).toBe(2048);
+    expect(parseMemory('1.5GiB')).toBe(1536);
+    for (const bad of ['lots', '2t', '', '-1', '0', '0.3m', '2 gigs', '1e3']) {
+      expect(() => parseMemory(bad), bad).toThrow(/invalid --memory/);
+      let caught: unknown;
+      try {
+        parseMemory(bad);
+      } catch (error) {
+        caught = error;
+      }
+      expect(explain('create sandbox', caught).exitCode).toBe(EXIT.usage);
+    }
   });
 
   it('maps process states to shell exit codes', () => {

@@ -1,4 +1,5 @@
 /** Argument parsing of the sandbox commands, kept pure for tests. */
+import { ArgumentError } from './errors.js';
 
 /** `name:/path` is remote, anything else local (`./a:b` and `/x:y` stay local). */
 export interface CopyEndpoint {
@@ -21,7 +22,7 @@ export function parseEnvPairs(pairs: string[]): Record<string, string> {
   const env: Record<string, string> = {};
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
-    if (eq < 1) throw new Error(`--env expects KEY=VALUE, got "${pair}"`);
+    if (eq < 1) throw new ArgumentError(`--env expects KEY=VALUE, got "${pair}"`);
     env[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   return env;
@@ -29,8 +30,34 @@ export function parseEnvPairs(pairs: string[]): Record<string, string> {
 
 export function parsePort(text: string): number {
   const port = Number(text);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`invalid port "${text}"`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new ArgumentError(`invalid port "${text}"`);
   return port;
+}
+
+const MEMORY_UNITS_MB: Record<string, number> = {
+  '': 1,
+  m: 1,
+  mb: 1,
+  mi: 1,
+  mib: 1,
+  g: 1024,
+  gb: 1024,
+  gi: 1024,
+  gib: 1024,
+};
+
+/**
+ * `--memory`: a whole number of MB (`512`), or a size with a unit (`512m`, `2g`, `1.5GiB`; binary
+ * units, as the API's memory is in MiB). Anything else is refused, never silently dropped.
+ */
+export function parseMemory(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim());
+  const factor = match ? MEMORY_UNITS_MB[(match[2] ?? '').toLowerCase()] : undefined;
+  const mb = match && factor !== undefined ? Number(match[1]) * factor : NaN;
+  if (!Number.isInteger(mb) || mb <= 0) {
+    throw new ArgumentError(`invalid --memory "${text}": give MB (e.g. 2048) or a size such as 512m or 2g`);
+  }
+  return mb;
 }
 
 /**

@@ -53,6 +53,11 @@ describe('basics and exit codes', () => {
     expect(type.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(/^tarmac: get gizmos: unknown resource type "gizmos" \(known types: sandboxes, /),
     ]);
+    for (const memory of ['lots', '2t']) {
+      const bad = await cli(['sandbox', 'create', 'mem-box', '--memory', memory, '--no-wait']);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain(`invalid --memory "${memory}"`);
+    }
   });
 
   it('exits 6 with a hint when the platform is unreachable', async () => {

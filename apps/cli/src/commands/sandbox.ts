@@ -8,6 +8,7 @@ import {
   commandLine,
   parseCopyEndpoint,
   parseEnvPairs,
+  parseMemory,
   parsePort,
   processExitCode,
 } from '../sandbox-args.js';
@@ -56,7 +57,7 @@ export const registerSandbox: Register = (program, ctx, state) => {
     .command('create [name]')
     .description('Create a sandbox and wait until it is ready')
     .option('--image <image>', 'image reference')
-    .option('--memory <mb>', 'memory in MB')
+    .option('--memory <size>', 'memory: MB, or a size such as 512m or 2g')
     .option('-p, --port <port>', 'port to expose (repeatable)', collect)
     .option('-e, --env <KEY=VALUE>', 'environment variable (repeatable)', collect)
     .option('--ttl <duration>', 'delete after this age, e.g. 30m, 24h')
@@ -69,18 +70,17 @@ export const registerSandbox: Register = (program, ctx, state) => {
         (name?: string) => `create sandbox${name ? ` ${name}` : ''}`,
         async (flags, name?: string) => {
           const format = parseFormat(flags.output as string | undefined);
+          // Arguments are checked before anything is asked of the platform.
+          const spec = {
+            name,
+            image: flags.image as string | undefined,
+            memory: flags.memory !== undefined ? parseMemory(String(flags.memory)) : undefined,
+            ports: ((flags.port as string[] | undefined) ?? []).map(parsePort),
+            envs: parseEnvPairs((flags.env as string[] | undefined) ?? []),
+            ttl: flags.ttl as string | undefined,
+          };
           const client = await ctx.client(flags);
-          const created = await Sandbox.create(
-            {
-              name,
-              image: flags.image as string | undefined,
-              memory: flags.memory ? Number(flags.memory) : undefined,
-              ports: ((flags.port as string[] | undefined) ?? []).map(parsePort),
-              envs: parseEnvPairs((flags.env as string[] | undefined) ?? []),
-              ttl: flags.ttl as string | undefined,
-            },
-            client,
-          );
+          const created = await Sandbox.create(spec, client);
           if (flags.wait !== false) await waitDeployed(ctx, created, Number(flags.timeout) * 1000);
           ctx.stdout.write(
             render(format, created.resource, () => `${created.name}\t${created.status}\t${created.url}\n`),
