@@ -24,7 +24,7 @@ export const RUNC_ROOT = '/run/tarmac/runc';
 export function missingCapability(): string | null {
   if (process.platform !== 'linux') return 'not Linux';
   if (process.getuid?.() !== 0) return 'not running as root';
-  for (const bin of ['runc', 'ip', 'mmdebstrap', 'iptables', 'mkfs.ext4']) {
+  for (const bin of ['runc', 'ip', 'mmdebstrap', 'iptables', 'nft', 'mkfs.ext4']) {
     try {
       execFileSync('sh', ['-c', `command -v ${bin}`], { stdio: 'ignore' });
     } catch {
