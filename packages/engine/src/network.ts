@@ -2,8 +2,8 @@
 //  - the host owns the bridge's gateway address, so the platform reaches every sandbox IP;
 //  - bridge ports are "isolated": isolated ports cannot talk to each other, only to the bridge;
 //  - each port is pinned to its sandbox's MAC and IPv4 address at the bridge (nftables, see
-//    port-filter.ts: no ARP/IP/MAC spoofing, no IPv6 at all), gets a static FDB entry and no
-//    unknown-unicast flooding, so no sandbox sees frames meant for another (issue 19 item 3);
+//    port-filter.ts: no ARP/IP/MAC spoofing, no IPv6 at all), and gets only frames for its own
+//    MAC, so no sandbox sees frames meant for another (issue 19 item 3);
 //  - iptables drops everything the sandboxes send to the host (INPUT) except replies and the
 //    ports the platform serves them, and forwards nothing from or to the bridge: no way out and
 //    no hairpin to another sandbox through the host's routing;
@@ -81,9 +81,9 @@ export class BridgeNetwork {
   }
 
   /**
-   * Leases an address and wires a netns to the bridge, pinned: `nft -f` (the pin) runs alongside
-   * the host `ip -batch`, then the netns `ip -batch` alongside `bridge` (the static FDB entry).
-   * Four spawns, two at a time; everything is in place before the sandbox's first process runs.
+   * Leases an address and wires a netns to the bridge, pinned: the pin (`nft -f`) runs alongside
+   * the host `ip -batch`, then the netns `ip -batch`; all is in place before the sandbox's first
+   * process runs. One spawn more than without the pin, off the critical path.
    */
   async attach(id: string): Promise<Attachment> {
     await this.ensure();
@@ -104,26 +104,22 @@ export class BridgeNetwork {
               `link add ${veth} address ${hostVethMac(ip)} type veth peer name eth0 address ${pin.mac} netns ${netns}`,
               ...noV6(veth),
               `link set ${veth} master ${bridge}`,
-              // learning off: the static FDB entry below is the only way to this port's MAC;
-              // flood off: frames for unknown MACs never reach this port (no sniffing).
-              `link set ${veth} type bridge_slave isolated on learning off flood off`,
+              // Learning is safe with the pin: the bridge learns after the prerouting hook, so
+              // only the port's own MAC is ever learnt on it. Frames the bridge floods (a MAC not
+              // learnt yet) reach only the port whose MAC they are for (port-filter.ts).
+              `link set ${veth} type bridge_slave isolated on learning on`,
               `link set ${veth} up`,
             ].join('\n'),
           })
           .then(() =>
-            settleAll([
-              this.runner.run('ip', ['-n', netns, '-batch', '-'], {
-                input: [
-                  `link set lo up`,
-                  ...noV6('eth0'),
-                  `addr add ${ip}/${this.subnet.prefix} dev eth0`,
-                  `link set eth0 up`,
-                ].join('\n'),
-              }),
-              this.runner.run('bridge', ['-batch', '-'], {
-                input: `fdb replace ${pin.mac} dev ${veth} master static\n`,
-              }),
-            ]),
+            this.runner.run('ip', ['-n', netns, '-batch', '-'], {
+              input: [
+                `link set lo up`,
+                ...noV6('eth0'),
+                `addr add ${ip}/${this.subnet.prefix} dev eth0`,
+                `link set eth0 up`,
+              ].join('\n'),
+            }),
           ),
       ]);
     } catch (err) {

@@ -87,9 +87,19 @@ function forge(box: Box, attack: string, args: Record<string, unknown>): void {
   expect(out).toContain('sent');
 }
 
-/** Counts frames carrying `marker` that the bridge passes up to the host while `during` runs. */
-async function captureOnBridge(marker: string, during: () => Promise<void>): Promise<number> {
-  const child = spawn('python3', [CAPTURE, BRIDGE, marker, '4'], { stdio: ['ignore', 'pipe', 'inherit'] });
+/**
+ * Counts frames carrying `marker` on an interface while `during` runs: on the bridge device (what
+ * the bridge passed up to the host) or, with `netns`, on a sandbox's eth0 (what it was sent).
+ */
+async function capture(
+  where: { netns?: string; ifname: string },
+  marker: string,
+  during: () => Promise<void>,
+): Promise<number> {
+  const cmd = [CAPTURE, where.ifname, marker, '4'];
+  const child = where.netns
+    ? spawn('ip', ['netns', 'exec', where.netns, 'python3', ...cmd], { stdio: ['ignore', 'pipe', 'inherit'] })
+    : spawn('python3', cmd, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   const ready = new Promise<void>((resolve) =>
     child.stdout.on('data', (d: Buffer) => {
@@ -103,6 +113,9 @@ async function captureOnBridge(marker: string, during: () => Promise<void>): Pro
   await done;
   return Number(out.split('\n').filter(Boolean).at(-1));
 }
+
+const captureOnBridge = (marker: string, during: () => Promise<void>) =>
+  capture({ ifname: BRIDGE }, marker, during);
 
 describe.skipIf(skip !== null)(`network anti-spoofing${skip ? ` (skipped: ${skip})` : ''}`, () => {
   let p: RunningPlatform | undefined;
@@ -209,6 +222,21 @@ describe.skipIf(skip !== null)(`network anti-spoofing${skip ? ` (skipped: ${skip
     }
     expect(hostNeighbour(victim.ip)).toBe(victim.mac);
     expect((await exec(p!, 'spoof-victim', 'hostname')).stdout!.trim()).toBe(victimHostname);
+  });
+
+  it('cannot sniff what the host sends another sandbox, even when the bridge floods it', async () => {
+    // Forget where the victim's MAC is, so the bridge floods the host's next frames to it to every
+    // port (before the fix every frame was flooded: learning was off). The exec request carries
+    // the marker; the attacker listens on its eth0 with a raw socket.
+    const id = victim.netns.slice('tarmac-'.length);
+    const veth = `tv${createHash('sha256').update(id).digest('hex').slice(0, 12)}`;
+    tryRun('bridge', ['fdb', 'del', victim.mac, 'dev', veth, 'master']);
+    const marker = `sniff-${randomUUID()}`;
+    const sniffed = await capture({ netns: attacker.netns, ifname: 'eth0' }, marker, async () => {
+      const r = await exec(p!, 'spoof-victim', `echo ${marker} >/dev/null; hostname`);
+      expect(r.stdout!.trim()).toBe(victimHostname);
+    });
+    expect(sniffed).toBe(0);
   });
 
   it('drops forged IPv6 neighbour and router advertisements: nothing reaches the host', async () => {
