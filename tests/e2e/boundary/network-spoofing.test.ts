@@ -3,7 +3,8 @@
 // forges ARP, source MACs, IPv4 sources and IPv6 NA/RA at the bridge, and tries the host's
 // services over IPv6. All of it must be dropped at the bridge port: the gateway's neighbour table
 // keeps the victim's MAC, nothing forged reaches the host (a capture on the bridge device), the
-// platform's requests still reach the victim, and no host service answers over IPv6.
+// platform's requests still reach the victim, the attacker's raw socket sees none of them, and no
+// host service answers over IPv6. Each test fails on the code before the fix (checked).
 // The platform gets its own bridge and subnet (below); the test removes them at the end.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
@@ -15,12 +16,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../support/platform.js';
 import {
   cleanUp,
-  waitFor,
   createSandbox,
   engineIds,
   exec,
   missingCapability,
   startSandboxPlatform,
+  waitFor,
 } from '../sandboxes/support.js';
 
 const BRIDGE = 'tarmacnwspoof0';
@@ -96,7 +97,7 @@ async function capture(
   marker: string,
   during: () => Promise<void>,
 ): Promise<number> {
-  const cmd = [CAPTURE, where.ifname, marker, '4'];
+  const cmd = [CAPTURE, where.ifname, marker, '2.5'];
   const child = where.netns
     ? spawn('ip', ['netns', 'exec', where.netns, 'python3', ...cmd], { stdio: ['ignore', 'pipe', 'inherit'] })
     : spawn('python3', cmd, { stdio: ['ignore', 'pipe', 'inherit'] });
