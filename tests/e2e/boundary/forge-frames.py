@@ -64,6 +64,8 @@ elif attack == "spoofed-mac-ipv4":
     frame = eth(a["gwMac"], a["victimMac"], 0x0800, udp4(a["victimIp"], a["gwIp"], marker))
 elif attack == "own-ipv4":  # the control: a packet that is exactly what the port is pinned to
     frame = eth(a["gwMac"], a["myMac"], 0x0800, udp4(a["myIp"], a["gwIp"], marker))
+elif attack == "vlan-ipv4":  # own MAC and address, inside an 802.1Q tag (VLAN 7)
+    frame = eth(a["gwMac"], a["myMac"], 0x8100, struct.pack("!HH", 7, 0x0800) + udp4(a["myIp"], a["gwIp"], marker))
 elif attack == "spoofed-ipv4":  # own MAC, victim's source address
     frame = eth(a["gwMac"], a["myMac"], 0x0800, udp4(a["victimIp"], a["gwIp"], marker))
 elif attack in ("ipv6-na", "ipv6-ra"):

@@ -205,12 +205,13 @@ describe.skipIf(skip !== null)(`network anti-spoofing${skip ? ` (skipped: ${skip
       });
     });
     expect(seen).toBe(3);
-    for (const attack of ['spoofed-mac', 'spoofed-mac-ipv4', 'spoofed-ipv4']) {
+    for (const attack of ['vlan-ipv4', 'spoofed-mac', 'spoofed-mac-ipv4', 'spoofed-ipv4']) {
       const marker = `${attack}-${randomUUID()}`;
       const through = await captureOnBridge(marker, async () => {
         forge(attacker, attack, {
           marker,
           myMac: attacker.mac,
+          myIp: attacker.ip,
           victimMac: victim.mac,
           victimIp: victim.ip,
           gwMac: bridgeMac,
