@@ -4,7 +4,7 @@
 // the bridge (item 4). No runc: only the netns and veth are made. Own bridge, subnet and tables,
 // removed at the end.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,8 @@ import { sandboxMac } from './port-filter.js';
 import { ProcessRunner } from './runner.js';
 
 const BRIDGE = 'tarmacnwunit0';
+/** A bridge made by hand, as an older engine left it. */
+const OLD_BRIDGE = 'tarmacnwunit1';
 const TABLE = `tarmac_${BRIDGE}`;
 
 function unavailable(): string | null {
@@ -49,19 +51,24 @@ describe.skipIf(skip !== null)(`bridge port pinning${skip ? ` (skipped: ${skip})
   afterAll(async () => {
     const net = make();
     for (const id of ids) await net.detach(id, null).catch(() => undefined);
-    tryRun('ip', ['link', 'del', BRIDGE]);
-    for (const family of ['bridge', 'ip6']) tryRun('nft', ['delete', 'table', family, TABLE]);
-    const chain = `TARMAC-IN-${BRIDGE}`.slice(0, 28);
-    tryRun('iptables', ['-w', '-D', 'INPUT', '-i', BRIDGE, '-j', chain]);
-    tryRun('iptables', ['-w', '-D', 'FORWARD', '-i', BRIDGE, '-j', 'DROP']);
-    tryRun('iptables', ['-w', '-D', 'FORWARD', '-o', BRIDGE, '-j', 'DROP']);
-    tryRun('iptables', ['-w', '-F', chain]);
-    tryRun('iptables', ['-w', '-X', chain]);
+    tryRun('ip', ['link', 'del', 'tvnwunitold']);
+    for (const br of [BRIDGE, OLD_BRIDGE]) {
+      tryRun('ip', ['link', 'del', br]);
+      for (const family of ['bridge', 'ip6']) tryRun('nft', ['delete', 'table', family, `tarmac_${br}`]);
+      const chain = `TARMAC-IN-${br}`.slice(0, 28);
+      tryRun('iptables', ['-w', '-D', 'INPUT', '-i', br, '-j', chain]);
+      tryRun('iptables', ['-w', '-D', 'FORWARD', '-i', br, '-j', 'DROP']);
+      tryRun('iptables', ['-w', '-D', 'FORWARD', '-o', br, '-j', 'DROP']);
+      tryRun('iptables', ['-w', '-F', chain]);
+      tryRun('iptables', ['-w', '-X', chain]);
+    }
     rmSync(leaseDir, { recursive: true, force: true });
   });
 
   it('pins at attach, keeps pins across a restart, re-pins after a flush, unpins at detach', async () => {
     const first = make();
+    await first.ensure();
+    const gatewayMac = readFileSync(`/sys/class/net/${BRIDGE}/address`, 'utf8');
     const a = await first.attach(ids[0]!);
     const b = await first.attach(ids[1]!);
     // The sandbox has the derived MAC, no IPv6 address; the port is pinned.
@@ -73,6 +80,9 @@ describe.skipIf(skip !== null)(`bridge port pinning${skip ? ` (skipped: ${skip})
     expect(eth0[0]!.addr_info.map((i) => i.family)).toEqual(['inet']);
     expect(pinnedPorts()).toContain(`"${a.hostVeth}"`);
     expect(pinnedIps()).toContain(`"${b.hostVeth}" . ${sandboxMac(b.ip)} . ${b.ip}`);
+    // The gateway's MAC is fixed (3 = NET_ADDR_SET): the ports' low MACs do not move it.
+    expect(readFileSync(`/sys/class/net/${BRIDGE}/address`, 'utf8')).toBe(gatewayMac);
+    expect(readFileSync(`/sys/class/net/${BRIDGE}/addr_assign_type`, 'utf8').trim()).toBe('3');
     // Item 4: the gateway has no IPv6 (no link-local address), the ip6 table drops the bridge.
     expect(sh('ip', ['-6', 'addr', 'show', 'dev', BRIDGE])).toBe('');
     expect(sh('nft', ['list', 'chain', 'ip6', TABLE, 'input'])).toContain(`iifname "${BRIDGE}" drop`);
@@ -91,6 +101,8 @@ describe.skipIf(skip !== null)(`bridge port pinning${skip ? ` (skipped: ${skip})
     expect(pinnedIps()).toContain(`"${a.hostVeth}" . ${sandboxMac(a.ip)} . ${a.ip}`);
     expect(pinnedIps()).toContain(`"${b.hostVeth}" . ${sandboxMac(b.ip)} . ${b.ip}`);
 
+    expect(readFileSync(`/sys/class/net/${BRIDGE}/address`, 'utf8')).toBe(gatewayMac);
+
     // Detach removes the pin; a second detach (a retried delete) is fine.
     const net = make();
     await net.detach(ids[0]!, a.ip);
@@ -100,5 +112,24 @@ describe.skipIf(skip !== null)(`bridge port pinning${skip ? ` (skipped: ${skip})
     expect(pinnedPorts()).toContain(`"${b.hostVeth}"`);
     await net.detach(ids[1]!, b.ip);
     expect(await net.leftovers(ids[1]!, b.ip)).toEqual([]);
+  });
+
+  it("fixes an older bridge's MAC where it is, and gives a port-less one (00:..:00) a real one", async () => {
+    const mac = (br: string) => readFileSync(`/sys/class/net/${br}/address`, 'utf8').trim();
+    const oldNet = () =>
+      new BridgeNetwork({ bridge: OLD_BRIDGE, subnet: '10.242.1.0/24' }, new ProcessRunner(), leaseDir);
+    // Its last port gone, a bridge nobody gave a MAC reads all zeroes.
+    sh('ip', ['link', 'add', 'name', OLD_BRIDGE, 'type', 'bridge']);
+    sh('ip', ['link', 'add', 'tvnwunitold', 'type', 'veth', 'peer', 'name', 'tvnwunitoldp']);
+    sh('ip', ['link', 'set', 'tvnwunitold', 'master', OLD_BRIDGE]);
+    sh('ip', ['link', 'del', 'tvnwunitold']);
+    expect(mac(OLD_BRIDGE)).toBe('00:00:00:00:00:00');
+    await oldNet().ensure();
+    expect(mac(OLD_BRIDGE)).toMatch(/^02:77:/);
+    // One with a port keeps the MAC it has (its sandboxes' ARP entries stay right), now fixed.
+    sh('ip', ['link', 'set', OLD_BRIDGE, 'address', '02:11:22:33:44:55']);
+    await oldNet().ensure();
+    expect(mac(OLD_BRIDGE)).toBe('02:11:22:33:44:55');
+    expect(readFileSync(`/sys/class/net/${OLD_BRIDGE}/addr_assign_type`, 'utf8').trim()).toBe('3');
   });
 });

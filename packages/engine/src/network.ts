@@ -166,10 +166,20 @@ export class BridgeNetwork {
   private async setup(): Promise<void> {
     const { bridge } = this.config;
     this.ipv6 = existsSync('/proc/sys/net/ipv6');
-    const show = await this.runner.run('ip', ['link', 'show', bridge], { allowFail: true });
-    if (show.code !== 0) {
+    const show = await this.runner.run('ip', ['-j', 'link', 'show', bridge], { allowFail: true });
+    // A bridge takes the lowest MAC of its ports unless given one, and port MACs are now low
+    // (02:76:...): the gateway's MAC would move whenever the lowest port goes, leaving every
+    // sandbox's ARP entry for it stale. A bridge made before this is fixed at the MAC it has now
+    // (nothing changes for its sandboxes); a new one gets a derived MAC at creation.
+    // A bridge with no ports reads 00:00:00:00:00:00, which the kernel would accept and keep: that
+    // one gets the derived MAC (no ports, no sandbox to notice).
+    const mac = bridgeMac(bridge, (s) => createHash('sha256').update(s).digest('hex'));
+    let keepMac = '';
+    if (show.code === 0) {
+      const current = (JSON.parse(show.stdout) as { address?: string }[])[0]?.address ?? '';
+      keepMac = `link set ${bridge} address ${usableMac(current) ? current : mac}\n`;
+    } else {
       // Concurrent engines may race here: -force keeps going past "File exists".
-      const mac = bridgeMac(bridge, (s) => createHash('sha256').update(s).digest('hex'));
       await this.runner.run('ip', ['-force', '-batch', '-'], {
         input: `link add name ${bridge} address ${mac} type bridge\n`,
         allowFail: true,
@@ -182,7 +192,7 @@ export class BridgeNetwork {
     const disable = `/proc/sys/net/ipv6/conf/${bridge}/disable_ipv6`;
     if (this.ipv6 && existsSync(disable)) writeFileSync(disable, '1');
     await this.runner.run('ip', ['-force', '-batch', '-'], {
-      input: `addr replace ${this.subnet.gateway}/${this.subnet.prefix} dev ${bridge}\nlink set ${bridge} up\n`,
+      input: `${keepMac}addr replace ${this.subnet.gateway}/${this.subnet.prefix} dev ${bridge}\nlink set ${bridge} up\n`,
     });
     await this.firewall();
     // The port filter: rules replaced atomically, pins kept. Ports this code made (their MAC says
@@ -228,4 +238,10 @@ export class BridgeNetwork {
 async function settleAll(tasks: Promise<unknown>[]): Promise<void> {
   const results = await Promise.allSettled(tasks);
   for (const r of results) if (r.status === 'rejected') throw r.reason;
+}
+
+/** A unicast, non-zero Ethernet address (what a gateway's MAC must be). */
+function usableMac(mac: string): boolean {
+  const m = /^([0-9a-f]{2})(:[0-9a-f]{2}){5}$/i.exec(mac);
+  return m !== null && (parseInt(m[1]!, 16) & 1) === 0 && !/^(00:){5}00$/.test(mac);
 }
