@@ -1,14 +1,31 @@
 // Sandbox networking: one host bridge, a veth pair and a named netns per sandbox.
 //  - the host owns the bridge's gateway address, so the platform reaches every sandbox IP;
 //  - bridge ports are "isolated": isolated ports cannot talk to each other, only to the bridge;
+//  - each port is pinned to its sandbox's MAC and IPv4 address at the bridge (nftables, see
+//    port-filter.ts: no ARP/IP/MAC spoofing, no IPv6 at all), and gets only frames for its own
+//    MAC, so no sandbox sees frames meant for another (issue 19 item 3);
 //  - iptables drops everything the sandboxes send to the host (INPUT) except replies and the
 //    ports the platform serves them, and forwards nothing from or to the bridge: no way out and
 //    no hairpin to another sandbox through the host's routing;
+//  - IPv6 is off on the bridge (no link-local gateway to reach host services through) and an ip6
+//    table drops what would still arrive (issue 19 item 4);
 //  - the sandbox gets only an on-link route: no default route, so no egress (a later issue).
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import type { CommandRunner } from './runner.js';
 import { IpLeases } from './ip-leases.js';
+import {
+  assertIfname,
+  bridgeMac,
+  filterSetupScript,
+  filterTable,
+  hostVethMac,
+  pinScript,
+  pinsOfPorts,
+  sandboxMac,
+  unpinScript,
+  type PortPin,
+} from './port-filter.js';
 import { parseSubnet, type Subnet } from './subnet.js';
 
 export interface NetworkConfig {
@@ -31,6 +48,8 @@ export class BridgeNetwork {
   readonly subnet: Subnet;
   private readonly leases: IpLeases;
   private ready: Promise<void> | undefined;
+  /** Whether the host has an IPv6 stack (set by setup; ipv6.disable=1 hosts have none). */
+  private ipv6 = true;
 
   constructor(
     readonly config: NetworkConfig,
@@ -38,6 +57,7 @@ export class BridgeNetwork {
     leaseDir: string,
   ) {
     if (config.bridge.length > 15) throw new Error(`bridge name too long: ${config.bridge}`);
+    assertIfname(config.bridge); // it goes verbatim into ip, iptables and nft scripts
     this.subnet = parseSubnet(config.subnet);
     this.leases = new IpLeases(leaseDir, this.subnet);
   }
@@ -60,27 +80,48 @@ export class BridgeNetwork {
     return `tv${createHash('sha256').update(id).digest('hex').slice(0, 12)}`;
   }
 
-  /** Leases an address and wires a netns to the bridge: two `ip -batch` runs, no per-step spawns. */
+  /**
+   * Leases an address and wires a netns to the bridge, pinned: the pin (`nft -f`) runs alongside
+   * the host `ip -batch`, then the netns `ip -batch`; all is in place before the sandbox's first
+   * process runs. One spawn more than without the pin, off the critical path.
+   */
   async attach(id: string): Promise<Attachment> {
     await this.ensure();
+    const { bridge } = this.config;
     const ip = this.leases.acquire(id);
     const netns = this.netnsName(id);
     const veth = this.hostVeth(id);
+    const pin: PortPin = { veth, mac: sandboxMac(ip), ip };
+    // No IPv6 addresses on either end (no link-local, no DAD/RS/MLD chatter): nothing uses it.
+    const noV6 = (dev: string) => (this.ipv6 ? [`link set ${dev} addrgenmode none`] : []);
     try {
-      await this.runner.run('ip', ['-batch', '-'], {
-        input: [
-          `netns add ${netns}`,
-          `link add ${veth} type veth peer name eth0 netns ${netns}`,
-          `link set ${veth} master ${this.config.bridge}`,
-          `link set ${veth} type bridge_slave isolated on learning off`,
-          `link set ${veth} up`,
-        ].join('\n'),
-      });
-      await this.runner.run('ip', ['-n', netns, '-batch', '-'], {
-        input: [`link set lo up`, `addr add ${ip}/${this.subnet.prefix} dev eth0`, `link set eth0 up`].join(
-          '\n',
-        ),
-      });
+      await settleAll([
+        this.runner.run('nft', ['-f', '-'], { input: pinScript(bridge, pin) }),
+        this.runner
+          .run('ip', ['-batch', '-'], {
+            input: [
+              `netns add ${netns}`,
+              `link add ${veth} address ${hostVethMac(ip)} type veth peer name eth0 address ${pin.mac} netns ${netns}`,
+              ...noV6(veth),
+              `link set ${veth} master ${bridge}`,
+              // Learning is safe with the pin: the bridge learns after the prerouting hook, so
+              // only the port's own MAC is ever learnt on it. Frames the bridge floods (a MAC not
+              // learnt yet) reach only the port whose MAC they are for (port-filter.ts).
+              `link set ${veth} type bridge_slave isolated on learning on`,
+              `link set ${veth} up`,
+            ].join('\n'),
+          })
+          .then(() =>
+            this.runner.run('ip', ['-n', netns, '-batch', '-'], {
+              input: [
+                `link set lo up`,
+                ...noV6('eth0'),
+                `addr add ${ip}/${this.subnet.prefix} dev eth0`,
+                `link set eth0 up`,
+              ].join('\n'),
+            }),
+          ),
+      ]);
     } catch (err) {
       await this.detach(id, ip);
       throw err;
@@ -88,12 +129,22 @@ export class BridgeNetwork {
     return { ip, netns, netnsPath: `/run/netns/${netns}`, hostVeth: veth };
   }
 
-  /** Removes veth (synchronously, unlike netns teardown) and netns, and frees the address. */
+  /** Removes veth (synchronously, unlike netns teardown), netns and pin, and frees the address. */
   async detach(id: string, ip: string | null): Promise<void> {
-    await this.runner.run('ip', ['-force', '-batch', '-'], {
-      input: `link del ${this.hostVeth(id)}\nnetns del ${this.netnsName(id)}\n`,
-      allowFail: true,
-    });
+    const veth = this.hostVeth(id);
+    await settleAll([
+      this.runner.run('ip', ['-force', '-batch', '-'], {
+        input: `link del ${veth}\nnetns del ${this.netnsName(id)}\n`,
+        allowFail: true,
+      }),
+      // No address, nothing was pinned. Idempotent; fails only when the table never existed.
+      ip
+        ? this.runner.run('nft', ['-f', '-'], {
+            input: unpinScript(this.config.bridge, { veth, mac: sandboxMac(ip), ip }),
+            allowFail: true,
+          })
+        : Promise.resolve(),
+    ]);
     if (ip) this.leases.release(ip);
   }
 
@@ -104,23 +155,54 @@ export class BridgeNetwork {
     const link = await this.runner.run('ip', ['link', 'show', this.hostVeth(id)], { allowFail: true });
     if (link.code === 0) left.push(`veth ${this.hostVeth(id)}`);
     if (this.leases.leased().includes(ip)) left.push(`lease ${ip}`);
+    const table = filterTable(this.config.bridge);
+    const ports = await this.runner.run('nft', ['list', 'set', 'bridge', table, 'ports'], {
+      allowFail: true,
+    });
+    if (ports.stdout.includes(`"${this.hostVeth(id)}"`)) left.push(`pin ${this.hostVeth(id)}`);
     return left;
   }
 
   private async setup(): Promise<void> {
     const { bridge } = this.config;
-    const show = await this.runner.run('ip', ['link', 'show', bridge], { allowFail: true });
-    if (show.code !== 0) {
+    this.ipv6 = existsSync('/proc/sys/net/ipv6');
+    const show = await this.runner.run('ip', ['-j', 'link', 'show', bridge], { allowFail: true });
+    // A bridge takes the lowest MAC of its ports unless given one, and port MACs are now low
+    // (02:76:...): the gateway's MAC would move whenever the lowest port goes, leaving every
+    // sandbox's ARP entry for it stale. A bridge made before this is fixed at the MAC it has now
+    // (nothing changes for its sandboxes); a new one gets a derived MAC at creation.
+    // A bridge with no ports reads 00:00:00:00:00:00, which the kernel would accept and keep: that
+    // one gets the derived MAC (no ports, no sandbox to notice).
+    const mac = bridgeMac(bridge, (s) => createHash('sha256').update(s).digest('hex'));
+    let keepMac = '';
+    if (show.code === 0) {
+      const current = (JSON.parse(show.stdout) as { address?: string }[])[0]?.address ?? '';
+      keepMac = `link set ${bridge} address ${usableMac(current) ? current : mac}\n`;
+    } else {
       // Concurrent engines may race here: -force keeps going past "File exists".
       await this.runner.run('ip', ['-force', '-batch', '-'], {
-        input: `link add name ${bridge} type bridge\n`,
+        input: `link add name ${bridge} address ${mac} type bridge\n`,
         allowFail: true,
       });
     }
+    // The gateway needs no IPv6: sandboxes have none, the platform and the egress proxy speak
+    // IPv4. Disabled, the bridge has no link-local address to reach host services on, and the
+    // kernel drops any IPv6 packet arriving on it (issue 19 item 4). Before `up`, so a new bridge
+    // never gets a link-local address.
+    const disable = `/proc/sys/net/ipv6/conf/${bridge}/disable_ipv6`;
+    if (this.ipv6 && existsSync(disable)) writeFileSync(disable, '1');
     await this.runner.run('ip', ['-force', '-batch', '-'], {
-      input: `addr replace ${this.subnet.gateway}/${this.subnet.prefix} dev ${bridge}\nlink set ${bridge} up\n`,
+      input: `${keepMac}addr replace ${this.subnet.gateway}/${this.subnet.prefix} dev ${bridge}\nlink set ${bridge} up\n`,
     });
     await this.firewall();
+    // The port filter: rules replaced atomically, pins kept. Ports this code made (their MAC says
+    // so) are pinned again, in case the kernel's tables were flushed while the platform was down
+    // (an operator's `nft flush ruleset`). Ports made before the filter existed (random MACs)
+    // are not in its `ports` set: they pass unfiltered until their sandbox is recreated.
+    const ports = await this.runner.run('ip', ['-j', 'link', 'show', 'master', bridge]);
+    await this.runner.run('nft', ['-f', '-'], {
+      input: filterSetupScript(bridge, { ipv6: this.ipv6, pins: pinsOfPorts(ports.stdout) }),
+    });
   }
 
   private async firewall(): Promise<void> {
@@ -150,4 +232,16 @@ export class BridgeNetwork {
     const check = await this.runner.run('iptables', ['-w', '-C', ...rule], { allowFail: true });
     if (check.code !== 0) await this.runner.run('iptables', ['-w', '-I', ...rule]);
   }
+}
+
+/** Waits for every task (so a cleanup never races one still running), then throws the first error. */
+async function settleAll(tasks: Promise<unknown>[]): Promise<void> {
+  const results = await Promise.allSettled(tasks);
+  for (const r of results) if (r.status === 'rejected') throw r.reason;
+}
+
+/** A unicast, non-zero Ethernet address (what a gateway's MAC must be). */
+function usableMac(mac: string): boolean {
+  const m = /^([0-9a-f]{2})(:[0-9a-f]{2}){5}$/i.exec(mac);
+  return m !== null && (parseInt(m[1]!, 16) & 1) === 0 && !/^(00:){5}00$/.test(mac);
 }

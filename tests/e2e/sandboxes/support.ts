@@ -24,7 +24,7 @@ export const RUNC_ROOT = '/run/tarmac/runc';
 export function missingCapability(): string | null {
   if (process.platform !== 'linux') return 'not Linux';
   if (process.getuid?.() !== 0) return 'not running as root';
-  for (const bin of ['runc', 'ip', 'mmdebstrap', 'iptables', 'mkfs.ext4']) {
+  for (const bin of ['runc', 'ip', 'mmdebstrap', 'iptables', 'nft', 'mkfs.ext4']) {
     try {
       execFileSync('sh', ['-c', `command -v ${bin}`], { stdio: 'ignore' });
     } catch {
@@ -193,11 +193,14 @@ export function hostLeftovers(ids: string[]): string[] {
   const netns = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' });
   const links = execFileSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' });
   const mounts = readFileSync('/proc/self/mounts', 'utf8');
+  // The bridge-port pins (engine port-filter.ts), in whichever bridge's table they are.
+  const pins = execFileSync('nft', ['list', 'ruleset', 'bridge'], { encoding: 'utf8' });
   for (const id of ids) {
     if (existsSync(join(RUNC_ROOT, id))) left.push(`runc ${id}`);
     if (netns.includes(`tarmac-${id}`)) left.push(`netns ${id}`);
     const veth = `tv${createHash('sha256').update(id).digest('hex').slice(0, 12)}`;
     if (links.includes(veth)) left.push(`veth ${veth}`);
+    if (pins.includes(`"${veth}"`)) left.push(`pin ${veth}`);
     if (mounts.includes(`/sandboxes/${id}/`)) left.push(`mount ${id}`);
   }
   return left;

@@ -23,6 +23,7 @@ export function missingCapability(): string | null {
     ['ip', 'iproute2 not installed'],
     ['mmdebstrap', 'mmdebstrap not installed'],
     ['iptables', 'iptables not installed'],
+    ['nft', 'nftables not installed'],
     ['mkfs.ext4', 'e2fsprogs not installed'],
   ] as const) {
     try {
