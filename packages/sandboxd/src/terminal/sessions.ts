@@ -27,6 +27,10 @@ export class TerminalSessions {
   }
 
   connect(ws: WebSocket, o: ConnectOptions): void {
+    // A malformed frame or a reset socket is an 'error' event; unheard, it would be an uncaught
+    // exception ending sandboxd and every process of the sandbox (issue 19 item 6). ws closes the
+    // socket after it ('close' below forgets it).
+    ws.on('error', () => undefined);
     const send = (m: TerminalServerMessage): void => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(m));
     };

@@ -29,6 +29,9 @@ export function terminalUpgrade(sessions: TerminalSessions, o: TerminalUpgradeOp
     );
   };
   const handler = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    // Node drops its own error listener from a socket it hands to 'upgrade': a reset before ws
+    // takes it (or after a refusal) must not be an uncaught exception (issue 19 item 6).
+    socket.on('error', () => socket.destroy());
     const url = new URL(req.url ?? '/', 'http://sandbox');
     if (url.pathname !== '/terminal/ws' || o.disabled) return refuse(socket, '404 Not Found', 'not found');
     const q = url.searchParams;

@@ -47,6 +47,11 @@ export async function startDaemon(
     config,
     async stop() {
       await d.close();
+      // SIGKILLed by close(); wait for their ends to be recorded before the files go.
+      await Promise.race([
+        Promise.all(d.processes.list().map((p) => p.exited())),
+        new Promise((r) => setTimeout(r, 2000)),
+      ]);
       rmSync(root, { recursive: true, force: true });
     },
   };
@@ -106,4 +111,18 @@ export async function readLines(
     await reader.cancel().catch(() => undefined);
   }
   return lines;
+}
+
+/** Polls `check` until it holds; throws after `timeoutMs`. */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  stepMs = 25,
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
 }
