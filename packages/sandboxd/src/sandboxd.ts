@@ -87,7 +87,12 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
     clock: config.clock,
     ...(deps.spawn ? { spawn: deps.spawn } : {}),
     ...(deps.restartDelayMs !== undefined ? { restartDelayMs: deps.restartDelayMs } : {}),
+    ...(config.stateDir ? { stateDir: config.stateDir } : {}),
+    ...(config.mkfifo ? { mkfifo: config.mkfifo } : {}),
+    procRoot: config.procRoot,
   });
+  // The processes a previous sandboxd started (it died and its supervisor restarted it).
+  pm.restore();
   const monitors = new PortMonitors((pid) => processPorts(config.procRoot, pid));
   const terminals = new TerminalSessions(deps.ptyFactory ?? nodePtyFactory);
 
@@ -152,6 +157,12 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
         server.closeAllConnections();
       }),
   };
+}
+
+/** The value after `name` in argv, if any. */
+export function parseFlag(argv: readonly string[], name: string): string | undefined {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
 }
 
 /** Parses `--port N` (the engine passes flags, not env, so nothing leaks into user processes). */

@@ -22,7 +22,7 @@ export function processRoutes(app: Hono, pm: ProcessManager, ctx: PathContext, o
     const workingDir = req.workingDir ? resolveUserPath(req.workingDir, ctx) : ctx.workingDir;
     const st = await stat(workingDir).catch(() => undefined);
     if (!st?.isDirectory()) throw badRequest(`working directory does not exist: ${workingDir}`);
-    const proc = pm.start(req, workingDir);
+    const proc = await pm.start(req, workingDir);
     const wait = {
       waitForCompletion: req.waitForCompletion ?? false,
       waitForPorts: req.waitForPorts ?? [],

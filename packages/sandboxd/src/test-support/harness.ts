@@ -32,6 +32,9 @@ export async function startDaemon(
     home: join(root, 'home'),
     logDir: join(root, 'logs'),
     tmpDir: join(root, 'tmp'),
+    // Processes survive a daemon restart the way they do in a sandbox (FIFOs + table on disk).
+    stateDir: join(root, 'state'),
+    mkfifo: ['mkfifo'],
     env,
     ...overrides,
   });
