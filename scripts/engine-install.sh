@@ -5,6 +5,7 @@
 #   iproute2    bridge, veth, netns (ip -batch)
 #   iptables    firewall between sandboxes and the host
 #   tini        tini-static is the PID 1 injected into every sandbox
+#   busybox-static  the static busybox whose shell restarts sandboxd if it dies (issue 19 item 6)
 #   mmdebstrap  builds the base image tarmac/base:latest from Debian packages
 #   e2fsprogs   mkfs.ext4 for size-limited volumes
 #   wireguard-go, wireguard-tools   sandbox tunnels (PUT /network/tunnel/config): the kernel may have
@@ -12,7 +13,7 @@
 #   tar, mount, util-linux (losetup behind mount -o loop) are in every Debian base system.
 set -eu
 
-PACKAGES="runc iproute2 iptables tini mmdebstrap e2fsprogs wireguard-go wireguard-tools"
+PACKAGES="runc iproute2 iptables tini busybox-static mmdebstrap e2fsprogs wireguard-go wireguard-tools"
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "engine-install: must run as root" >&2
