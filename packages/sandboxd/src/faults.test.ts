@@ -4,10 +4,14 @@
 // an unhandled rejection or exception, which is how the old multipart code died).
 import { once } from 'node:events';
 import { readdirSync, writeFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { createServer } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { guardBodyIdle } from './http/body.js';
+import { LIMITS } from './http/limits.js';
+import { producerStream } from './http/stream.js';
 import { call, startDaemon, until, type TestDaemon } from './test-support/harness.js';
 
 let t: TestDaemon;
@@ -215,5 +219,121 @@ describe('aborted WebSockets and port monitors', () => {
     expect(r.status).toBe(200);
     await new Promise((res) => setTimeout(res, 600));
     await call(t.base, 'DELETE', `/network/process/${sleeper}/monitor`);
+  });
+});
+
+describe('bounds on what a client can make sandboxd hold (http/limits.ts)', () => {
+  it('a JSON body over the cap is 413, declared or streamed', async () => {
+    const declared = await rawAbort(
+      [
+        `PUT /filesystem/big.json HTTP/1.1\r\nhost: sandbox\r\ncontent-type: application/json\r\ncontent-length: ${LIMITS.jsonBodyBytes + 1}\r\n\r\n{`,
+      ],
+      300,
+    );
+    expect(declared).toMatch(/^HTTP\/1.1 413/);
+    const huge = `{"content": "${'x'.repeat(LIMITS.jsonBodyBytes)}"}`;
+    const streamed = await fetch(`${t.base}/filesystem/big.json`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: new Blob([huge]).stream(),
+      duplex: 'half',
+    } as RequestInit).catch(() => undefined);
+    // Either the 413 arrives, or the socket is closed before the client finished sending.
+    if (streamed) expect(streamed.status).toBe(413);
+    const mcp = await rawAbort(
+      [
+        `POST /mcp HTTP/1.1\r\nhost: sandbox\r\ncontent-type: application/json\r\ncontent-length: ${LIMITS.jsonBodyBytes + 1}\r\n\r\n`,
+      ],
+      300,
+    );
+    expect(mcp).toMatch(/^HTTP\/1.1 413/);
+  });
+
+  it('headers over 16 KiB are 431', async () => {
+    const got = await rawAbort(
+      [`GET /health HTTP/1.1\r\nhost: sandbox\r\nx-big: ${'a'.repeat(LIMITS.maxHeaderBytes)}\r\n\r\n`],
+      300,
+    );
+    expect(got).toMatch(/^HTTP\/1.1 431/);
+  });
+
+  it('connections past the cap are closed at once; the daemon answers again when they go', async () => {
+    const sockets: Socket[] = [];
+    for (let i = 0; i < LIMITS.connections; i++) {
+      const s = connect(port(), '127.0.0.1');
+      s.on('error', () => undefined);
+      sockets.push(s);
+    }
+    await Promise.all(sockets.map((s) => once(s, 'connect')));
+    const extra = connect(port(), '127.0.0.1');
+    extra.on('error', () => undefined);
+    await once(extra, 'close'); // accepted and closed by the server
+    for (const s of sockets) s.destroy();
+    await until(
+      async () => (await call(t.base, 'GET', '/health').catch(() => ({ status: 0 }))).status === 200,
+      5000,
+    );
+  });
+
+  it(`at most ${LIMITS.streams} streams at once: 429 past it, admitted again once one ends`, async () => {
+    const open: AbortController[] = [];
+    for (let i = 0; i < LIMITS.streams; i++) {
+      const ac = new AbortController();
+      const res = await fetch(`${t.base}/watch/filesystem/`, { signal: ac.signal });
+      expect(res.status).toBe(200);
+      open.push(ac);
+    }
+    const refused = await call(t.base, 'GET', `/process/${sleeper}/logs/stream`);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toContain('too many open streams');
+    const exec = await call(
+      t.base,
+      'POST',
+      '/process',
+      { command: 'echo no' },
+      { accept: 'text/event-stream' },
+    );
+    expect(exec.status).toBe(429);
+    for (const ac of open) ac.abort();
+    await until(async () => {
+      const ac = new AbortController();
+      const r = await fetch(`${t.base}/watch/filesystem/`, { signal: ac.signal });
+      ac.abort();
+      return r.status === 200;
+    }, 5000);
+  });
+
+  it('a stream whose reader stalls is ended at its backlog cap, not queued without limit', async () => {
+    const stream = producerStream((sink) => {
+      for (let i = 0; i < 100; i++) sink.push('x'.repeat(1024));
+      return () => undefined;
+    }, 8 * 1024);
+    const reader = stream.getReader();
+    let bytes = 0;
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) break;
+      bytes += r.value.byteLength;
+    }
+    expect(bytes).toBeLessThan(100 * 1024); // ended early
+    expect(bytes).toBeGreaterThanOrEqual(8 * 1024);
+  });
+
+  it('a request body that stalls is dropped after the idle limit', async () => {
+    const server = createServer((req, res) => {
+      guardBodyIdle(req, 200);
+      req.on('error', () => res.destroy());
+      req.resume();
+      req.on('end', () => res.end('complete'));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const s = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    s.on('error', () => undefined);
+    s.write('PUT / HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\nonly-some');
+    const t0 = Date.now();
+    await once(s, 'close');
+    expect(Date.now() - t0).toBeLessThan(2000);
+    server.close();
   });
 });

@@ -4,11 +4,12 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { unlink } from 'node:fs/promises';
-import { ServerResponse } from 'node:http';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeWebStream } from 'node:stream/web';
 import busboy from 'busboy';
+import { guardBodyIdle } from './body.js';
 import { badRequest } from './errors.js';
 
 export interface ReceivedFile {
@@ -79,6 +80,7 @@ export async function receiveMultipart(
     // busboy wait on a destroyed stream; the rejection itself is awaited below.
     write.catch((err: unknown) => source.destroy(err as Error));
   });
+  const unguard = guardBodyIdle(incoming instanceof IncomingMessage ? incoming : undefined);
   try {
     await pipeline(source, bb);
     await write;
@@ -86,6 +88,8 @@ export async function receiveMultipart(
     await write?.catch(() => undefined); // the file is closed before it is removed
     await unlink(dest).catch(() => undefined);
     throw badRequest(`invalid request body: ${(err as Error).message}`);
+  } finally {
+    unguard();
   }
   return { fields, file };
 }

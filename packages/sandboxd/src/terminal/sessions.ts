@@ -20,7 +20,11 @@ export interface ConnectOptions extends PtyOptions {
 export class TerminalSessions {
   private readonly sessions = new Map<string, Session>();
 
-  constructor(private readonly factory: PtyFactory) {}
+  constructor(
+    private readonly factory: PtyFactory,
+    /** Sessions (a PTY and a shell each) at once; a new one past it is refused (issue 19 item 6). */
+    private readonly maxSessions = Infinity,
+  ) {}
 
   get size(): number {
     return this.sessions.size;
@@ -39,6 +43,11 @@ export class TerminalSessions {
       if (s.buffer !== '') send({ type: 'output', data: s.buffer });
       s.pty.resize(o.cols, o.rows);
     } else {
+      if (this.sessions.size >= this.maxSessions) {
+        send({ type: 'error', data: `too many terminal sessions: the limit is ${this.maxSessions}` });
+        ws.close(1013);
+        return;
+      }
       try {
         s = this.create(o);
       } catch (err) {

@@ -5,6 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { resolveUserPath, type PathContext } from '../fs/paths.js';
+import { LIMITS } from '../http/limits.js';
 import type { TerminalSessions } from './sessions.js';
 
 export interface TerminalUpgradeOptions {
@@ -21,7 +22,7 @@ const dim = (v: string | null, d: number): number => {
 
 /** Returns an `upgrade` listener for the node server. */
 export function terminalUpgrade(sessions: TerminalSessions, o: TerminalUpgradeOptions) {
-  const wss = new WebSocketServer({ noServer: true });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.terminalMessageBytes });
   const refuse = (socket: Duplex, status: string, error: string): void => {
     const body = JSON.stringify({ error });
     socket.end(
