@@ -2,7 +2,7 @@
 // directory (a tmpfs private to the container: /dev/.tarmac-sandboxd in a sandbox, so it is gone
 // with the container and its processes), rewritten atomically on start, restart, stop/kill and
 // exit. A restarted sandboxd reads it back and re-adopts the processes still alive.
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ProcessRequest, ProcessStatus } from '@tarmac/contract';
 import type { FifoPair } from './fifos.js';
@@ -28,10 +28,21 @@ export interface ProcessRecord {
   lifeDeadline: number | undefined;
 }
 
+/**
+ * Finished processes kept on disk: the newest ones survive a restart, older ones are dropped so
+ * that a sandbox running many short commands cannot fill /dev (a 64 MiB tmpfs).
+ */
+export const KEPT_FINISHED_RECORDS = 1000;
+
 export class ProcessRecords {
   private made = false;
+  /** Keys of finished records on disk, oldest first. */
+  private readonly finished: string[] = [];
 
-  constructor(private readonly dir: string) {}
+  constructor(
+    private readonly dir: string,
+    private readonly keepFinished = KEPT_FINISHED_RECORDS,
+  ) {}
 
   save(r: ProcessRecord): void {
     if (!this.made) mkdirSync(this.dir, { recursive: true, mode: 0o700 });
@@ -40,6 +51,15 @@ export class ProcessRecords {
     // Sync and tiny, on a tmpfs: the table on disk never lags the one in memory.
     writeFileSync(`${file}.tmp`, JSON.stringify(r), { mode: 0o600 });
     renameSync(`${file}.tmp`, file);
+    if (r.status !== 'running' && !this.finished.includes(r.key)) this.noteFinished(r.key);
+  }
+
+  private noteFinished(key: string): void {
+    this.finished.push(key);
+    while (this.finished.length > this.keepFinished) {
+      const old = this.finished.shift();
+      rmSync(join(this.dir, `${old}.json`), { force: true });
+    }
   }
 
   loadAll(): ProcessRecord[] {
@@ -57,9 +77,12 @@ export class ProcessRecords {
         // A torn or foreign file: skip it rather than refuse to start.
       }
     }
-    return out.sort(
-      (a, b) => Date.parse(a.startedAt) - Date.parse(b.startedAt) || Number(a.key) - Number(b.key),
-    );
+    out.sort((a, b) => Date.parse(a.startedAt) - Date.parse(b.startedAt) || Number(a.key) - Number(b.key));
+    const done = out.filter((r) => r.status !== 'running');
+    done.sort((a, b) => Date.parse(a.completedAt ?? a.startedAt) - Date.parse(b.completedAt ?? b.startedAt));
+    for (const r of done) if (!this.finished.includes(r.key)) this.noteFinished(r.key);
+    const kept = new Set(this.finished);
+    return out.filter((r) => r.status === 'running' || kept.has(r.key));
   }
 }
 
