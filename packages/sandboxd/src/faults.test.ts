@@ -174,6 +174,35 @@ describe('aborted downloads and streams', () => {
     );
   });
 
+  it('a large download through the Web-stream path (the %2F spelling) dropped early', async () => {
+    const abs = encodeURIComponent(join(t.wd, 'large.bin').slice(1));
+    const got = await rawAbort(
+      [`GET /filesystem%2F${abs}?download=true HTTP/1.1\r\nhost: sandbox\r\n\r\n`],
+      50,
+    );
+    expect(got).toMatch(/^HTTP\/1.1 200/);
+  });
+
+  it('an MCP tool call whose client leaves while the tool still runs', async () => {
+    const call = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'processExecute',
+        arguments: { command: 'sleep 0.5; echo late', waitForCompletion: true },
+      },
+    });
+    await rawAbort(
+      [
+        'POST /mcp HTTP/1.1\r\nhost: sandbox\r\ncontent-type: application/json\r\n' +
+          `accept: application/json, text/event-stream\r\ncontent-length: ${call.length}\r\n\r\n${call}`,
+      ],
+      100,
+    );
+    await new Promise((r) => setTimeout(r, 800)); // the tool finishes and answers nobody
+  });
+
   it('log follow, watch and streamed exec dropped mid-stream', async () => {
     const chatty = await call(t.base, 'POST', '/process', {
       name: 'chatty',
