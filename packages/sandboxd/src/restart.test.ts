@@ -85,6 +85,12 @@ describe('a SIGKILLed sandboxd started again on its state dir', () => {
     expect(done.body.status).toBe('completed');
     const dies = await call(base, 'POST', '/process', { name: 'dies', command: 'sleep 0.4; exit 3' });
     groups.push(Number(dies.body.pid));
+    // Writes more than a pipe holds: blocked while sandboxd is down, drained by the next one.
+    const bulk = await call(base, 'POST', '/process', {
+      name: 'bulk',
+      command: 'sleep 0.3; head -c 300000 /dev/zero | tr "\\0" a; echo; echo END',
+    });
+    groups.push(Number(bulk.body.pid));
     await until(() => existsSync(join(dir, 'work/counter.txt')), 5000);
 
     const killed = new Promise((r) => child?.once('exit', r));
@@ -110,6 +116,9 @@ describe('a SIGKILLed sandboxd started again on its state dir', () => {
     expect(byName.done).toMatchObject({ status: 'completed', exitCode: 0 });
     expect(byName.dies).toMatchObject({ status: 'failed', exitCode: -1 });
     expect((await call(base, 'GET', '/process/done/logs')).body.stdout).toBe('finished\n');
+    await until(async () => (await call(base, 'GET', '/process/bulk')).body.status !== 'running', 10_000);
+    const bulkOut = (await call(base, 'GET', '/process/bulk/logs')).body.stdout as string;
+    expect(bulkOut.startsWith('a'.repeat(300_000) + '\nEND\n')).toBe(true); // nothing lost
 
     // Output written while sandboxd was down was kept in the FIFO and is in the logs now; live
     // output streams again.
