@@ -6,7 +6,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_BUSYBOX, IN_SANDBOX, SUPERVISOR_SCRIPT } from './runtime-dir.js';
+import {
+  DEFAULT_BUSYBOX,
+  IN_SANDBOX,
+  SANDBOXD_STATE_DIR,
+  sandboxArgs,
+  SUPERVISOR_SCRIPT,
+} from './runtime-dir.js';
 
 const skip = existsSync(DEFAULT_BUSYBOX) ? false : 'busybox not installed (Debian package busybox-static)';
 const dirs: string[] = [];
@@ -74,4 +80,40 @@ describe.skipIf(skip)('the sandboxd supervisor', () => {
     expect(await exited).toBe(0);
     expect(starts(dir)).toHaveLength(3); // no restart after a stop
   }, 20_000);
+});
+
+describe('sandboxArgs', () => {
+  const runtime = { hostPath: '/x', loader: '/.tarmac/lib/ld.so', entry: IN_SANDBOX.boot };
+  const sandboxd = [
+    '/.tarmac/lib/ld.so',
+    '--library-path',
+    IN_SANDBOX.libDir,
+    IN_SANDBOX.node,
+    IN_SANDBOX.boot,
+    '--port',
+    '8080',
+  ];
+  it('runs sandboxd under the busybox loop with its state dir when busybox is shipped', () => {
+    expect(sandboxArgs({ ...runtime, supervised: true })).toEqual([
+      IN_SANDBOX.tini,
+      '-g',
+      '--',
+      IN_SANDBOX.busybox,
+      'sh',
+      '-c',
+      SUPERVISOR_SCRIPT,
+      'sandboxd-supervisor',
+      ...sandboxd,
+      '--state-dir',
+      SANDBOXD_STATE_DIR,
+    ]);
+  });
+  it('runs sandboxd straight under tini otherwise, as before', () => {
+    expect(sandboxArgs({ ...runtime, supervised: false })).toEqual([
+      IN_SANDBOX.tini,
+      '-g',
+      '--',
+      ...sandboxd,
+    ]);
+  });
 });
