@@ -7,6 +7,7 @@
 #   nftables    nft: pins each sandbox's bridge port to its MAC and IPv4 address and drops IPv6 from
 #               the bridge (packages/engine/src/port-filter.ts, issue 19 items 3 and 4)
 #   tini        tini-static is the PID 1 injected into every sandbox
+#   busybox-static  the static busybox whose shell restarts sandboxd if it dies (issue 19 item 6)
 #   mmdebstrap  builds the base image tarmac/base:latest from Debian packages
 #   e2fsprogs   mkfs.ext4 for size-limited volumes
 #   wireguard-go, wireguard-tools   sandbox tunnels (PUT /network/tunnel/config): the kernel may have
@@ -14,7 +15,7 @@
 #   tar, mount, util-linux (losetup behind mount -o loop) are in every Debian base system.
 set -eu
 
-PACKAGES="runc iproute2 iptables nftables tini mmdebstrap e2fsprogs wireguard-go wireguard-tools"
+PACKAGES="runc iproute2 iptables nftables tini busybox-static mmdebstrap e2fsprogs wireguard-go wireguard-tools"
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "engine-install: must run as root" >&2

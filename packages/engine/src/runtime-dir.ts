@@ -1,7 +1,8 @@
 // The runtime the engine injects read-only at /.tarmac in every sandbox: the host's node binary
 // with the shared libraries it links (so it runs on any image, glibc or not), a static tini as
-// PID 1, and the sandboxd bundle with its native addons (lib/*.node next to the bundle, e.g. the
-// PTY's pty.node, copied to /.tarmac/lib). Built once per content version under <home>/runtime/<key>.
+// PID 1, a static busybox whose shell restarts sandboxd if it dies (issue 19 item 6), and the
+// sandboxd bundle with its native addons (lib/*.node next to the bundle, e.g. the PTY's pty.node,
+// copied to /.tarmac/lib). Built once per content version under <home>/runtime/<key>.
 import { createHash } from 'node:crypto';
 import {
   copyFileSync,
@@ -22,6 +23,11 @@ export interface RuntimeSources {
   /** A statically linked tini (Debian: /usr/bin/tini-static). */
   tiniBinary: string;
   /**
+   * A statically linked busybox (Debian busybox-static: /bin/busybox, the default when it exists).
+   * Without one sandboxd runs unsupervised: its death ends the container.
+   */
+  busyboxBinary?: string;
+  /**
    * The sandboxd bundle, one JS file (packages/sandboxd/dist/sandboxd.bundle.mjs). Native addons
    * in `lib/*.node` next to it are copied to /.tarmac/lib, where the bundle loads them from.
    */
@@ -32,6 +38,7 @@ export interface RuntimeSources {
 export const IN_SANDBOX = {
   dir: '/.tarmac',
   tini: '/.tarmac/bin/tini',
+  busybox: '/.tarmac/bin/busybox',
   node: '/.tarmac/bin/node',
   libDir: '/.tarmac/lib',
   // .mjs: there is no package.json next to it inside the sandbox to say "type": "module".
@@ -49,7 +56,19 @@ export interface RuntimeDir {
   loader: string;
   /** The script node runs: the code-cache loader when the bundle ships one, else the bundle. */
   entry: string;
+  /** busybox is shipped: sandboxd runs under the restart loop (sandboxArgs). */
+  supervised: boolean;
 }
+
+/** Debian busybox-static's path, used when the sources name none. */
+export const DEFAULT_BUSYBOX = '/bin/busybox';
+
+/**
+ * sandboxd's private state in a sandbox (the process table and output FIFOs, packages/sandboxd
+ * ARCHITECTURE.md "Restarts"): under /dev, the tmpfs runc makes for every container, so it is
+ * memory-backed and gone with the container and its processes.
+ */
+export const SANDBOXD_STATE_DIR = '/dev/.tarmac-sandboxd';
 
 export class RuntimeBuilder {
   private cached: { key: string; dir: RuntimeDir } | undefined;
@@ -62,7 +81,8 @@ export class RuntimeBuilder {
 
   /** The runtime for the current sources; cheap after the first call (a few stats). */
   async ensure(): Promise<RuntimeDir> {
-    const key = this.key();
+    const busybox = this.busybox();
+    const key = this.key(busybox);
     if (this.cached?.key === key) return this.cached.dir;
     const hostPath = join(this.baseDir, key);
     const addons = this.addons();
@@ -85,6 +105,7 @@ export class RuntimeBuilder {
       mkdirSync(join(tmp, 'lib'), { recursive: true });
       linkOrCopy(this.sources.nodeBinary, join(tmp, 'bin', 'node'));
       linkOrCopy(this.sources.tiniBinary, join(tmp, 'bin', 'tini'));
+      if (busybox) linkOrCopy(busybox, join(tmp, 'bin', 'busybox'));
       copyFileSync(this.sources.sandboxdBundle, join(tmp, 'sandboxd.mjs'));
       for (const lib of libs) linkOrCopy(lib, join(tmp, 'lib', basename(lib)));
       for (const addon of addons) copyFileSync(addon, join(tmp, 'lib', basename(addon)));
@@ -101,16 +122,23 @@ export class RuntimeBuilder {
       hostPath,
       loader: `${IN_SANDBOX.libDir}/${basename(loader)}`,
       entry: existsSync(join(hostPath, 'lib', BOOT_FILE)) ? IN_SANDBOX.boot : IN_SANDBOX.sandboxd,
+      supervised: existsSync(join(hostPath, 'bin', 'busybox')),
     };
     this.cached = { key, dir };
     return dir;
   }
 
-  private key(): string {
+  private busybox(): string | undefined {
+    const b = this.sources.busyboxBinary ?? DEFAULT_BUSYBOX;
+    return existsSync(b) ? b : undefined;
+  }
+
+  private key(busybox: string | undefined): string {
     const h = createHash('sha256');
     for (const p of [
       this.sources.nodeBinary,
       this.sources.tiniBinary,
+      ...(busybox ? [busybox] : []),
       this.sources.sandboxdBundle,
       ...this.addons(),
     ]) {
@@ -174,12 +202,41 @@ function linkOrCopy(path: string, dest: string): void {
   }
 }
 
-/** The container's command: tini reaping zombies, running sandboxd via the injected loader. */
+/**
+ * The supervisor (issue 19 item 6): busybox's shell runs sandboxd (the arguments after $0) again
+ * whenever it dies other than by the engine's stop, so an OOM kill or a crash of sandboxd no longer
+ * ends the container and every process in it. The processes sandboxd started live in their own
+ * sessions and are reparented to tini (PID 1), which reaps them; the new sandboxd re-adopts them
+ * from its state dir. A SIGTERM/INT/HUP (the engine's stop, forwarded to the group by tini -g)
+ * only sets a flag: the shell waits for sandboxd's graceful exit, then exits with its code.
+ * Restarts are immediate, then back off 1, 2, 4, 8 s while sandboxd keeps dying within 10 s of
+ * its last restart. One static shell: 56 KB of private memory (its text is shared page cache),
+ * ~1 ms of the start.
+ */
+export const SUPERVISOR_SCRIPT = [
+  `b=${IN_SANDBOX.busybox}; stop=; delay=0; last=0`,
+  "trap 'stop=1' TERM INT HUP",
+  'while :; do',
+  '  "$@"',
+  '  code=$?',
+  '  if [ -n "$stop" ] || [ "$code" = 0 ]; then exit "$code"; fi',
+  // No clock read before the first start: it would cost every sandbox start a fork.
+  '  now=$($b date +%s)',
+  '  if [ $((now - last)) -ge 10 ]; then delay=0; fi',
+  '  echo "tarmac: sandboxd exited with $code, restarting in ${delay}s" >&2',
+  '  $b sleep $delay',
+  '  if [ -n "$stop" ]; then exit "$code"; fi',
+  '  last=$((now + delay))',
+  '  delay=$((delay == 0 ? 1 : (delay >= 8 ? 8 : delay * 2)))',
+  'done',
+].join('\n');
+
+/**
+ * The container's command: tini reaping zombies, running sandboxd via the injected loader, under
+ * the restart loop when busybox is shipped.
+ */
 export function sandboxArgs(runtime: RuntimeDir, port = 8080): string[] {
-  return [
-    IN_SANDBOX.tini,
-    '-g', // forward signals to the whole process group, so SIGTERM reaches every child
-    '--',
+  const sandboxd = [
     runtime.loader,
     '--library-path',
     IN_SANDBOX.libDir,
@@ -187,5 +244,18 @@ export function sandboxArgs(runtime: RuntimeDir, port = 8080): string[] {
     runtime.entry,
     '--port',
     String(port),
+  ];
+  const tini = [IN_SANDBOX.tini, '-g', '--']; // -g: signals go to the whole process group
+  if (!runtime.supervised) return [...tini, ...sandboxd];
+  return [
+    ...tini,
+    IN_SANDBOX.busybox,
+    'sh',
+    '-c',
+    SUPERVISOR_SCRIPT,
+    'sandboxd-supervisor',
+    ...sandboxd,
+    '--state-dir',
+    SANDBOXD_STATE_DIR,
   ];
 }

@@ -33,6 +33,13 @@ export interface SandboxdConfig {
   version: string;
   clock: Clock;
   tunnel: TunnelDriver;
+  /**
+   * Private state that must outlive sandboxd but not the container (the process table, output
+   * FIFOs): a tmpfs path in a sandbox (issue 19 item 6). Unset: processes die with sandboxd.
+   */
+  stateDir?: string;
+  /** Command making FIFOs (`mkfifo`, or `/.tarmac/bin/busybox mkfifo`); unset: plain pipes. */
+  mkfifo?: string[];
   /** Interval of `[keepalive]` lines on streams; 30 s upstream, 5 s on streamed exec. */
   keepaliveMs: { logs: number; watch: number; exec: number };
 }

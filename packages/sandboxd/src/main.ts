@@ -1,8 +1,12 @@
 // The sandboxd program (the bundle's entry): reads argv and the environment (reference
 // sandbox-api.md §1.11), builds the daemon and listens on 0.0.0.0:<--port>.
+import { existsSync } from 'node:fs';
 import { cwd } from 'node:process';
 import { homedir, tmpdir } from 'node:os';
-import { createSandboxd, defaultConfig, parsePort } from './sandboxd.js';
+import { createSandboxd, defaultConfig, parseFlag, parsePort } from './sandboxd.js';
+
+/** The runtime's static busybox (packages/engine runtime-dir.ts), which also supervises sandboxd. */
+const RUNTIME_BUSYBOX = '/.tarmac/bin/busybox';
 
 function truthy(v: string | undefined): boolean {
   return v !== undefined && /^(1|true|yes|on)$/i.test(v);
@@ -26,6 +30,8 @@ function main(): void {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   unhide(env);
+  const argv = process.argv.slice(2);
+  const stateDir = parseFlag(argv, '--state-dir');
   const config = defaultConfig({
     workingDir: cwd(),
     home: env.HOME ?? homedir(),
@@ -36,9 +42,19 @@ function main(): void {
     shellArgs: env.SHELL_ARGS ? env.SHELL_ARGS.split(' ').filter(Boolean) : ['-c'],
     keepAliveDisabled: truthy(env.BL_DISABLE_KEEPALIVE),
     terminalDisabled: truthy(env.DISABLE_TERMINAL),
+    ...(stateDir
+      ? { stateDir, mkfifo: existsSync(RUNTIME_BUSYBOX) ? [RUNTIME_BUSYBOX, 'mkfifo'] : ['mkfifo'] }
+      : {}),
   });
+  // A failure in one request must not end every process of the sandbox (issue 19 item 6): log a
+  // stray rejection and carry on. An uncaught exception still exits (the state may be broken);
+  // the supervisor restarts sandboxd, which re-adopts its processes.
+  process.on('unhandledRejection', (err) => console.error('sandboxd: unhandled rejection:', err));
   const d = createSandboxd(config);
-  d.server.listen(parsePort(process.argv.slice(2)), '0.0.0.0');
+  d.server.listen(parsePort(argv), '0.0.0.0', () => {
+    // FIFOs for the first execs, made once start-up is over (it competes with the first /health).
+    setTimeout(() => d.processes.prepare(), 1000).unref();
+  });
   // SIGTERM from the engine's stop: let the processes end (the engine SIGKILLs after its grace
   // period), then exit 0 so a graceful stop is told apart from a kill.
   const stop = (): void => void d.shutdown().then(() => process.exit(0));

@@ -12,10 +12,12 @@ import { multipartRoutes } from './fs/multipart-upload.js';
 import type { PathContext } from './fs/paths.js';
 import { filesystemRoutes } from './fs/routes.js';
 import { searchRoutes } from './fs/search-routes.js';
-import { watchRoutes } from './fs/watch.js';
+import { WatchBudget, watchRoutes } from './fs/watch.js';
 import { healthRoutes } from './health.js';
 import { createApp, normalizeRequest } from './http/app.js';
 import { HttpError } from './http/errors.js';
+import { LIMITS } from './http/limits.js';
+import { StreamBudget } from './http/stream.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { PortMonitors } from './network/monitor.js';
 import { networkRoutes } from './network/routes.js';
@@ -87,17 +89,23 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
     clock: config.clock,
     ...(deps.spawn ? { spawn: deps.spawn } : {}),
     ...(deps.restartDelayMs !== undefined ? { restartDelayMs: deps.restartDelayMs } : {}),
+    ...(config.stateDir ? { stateDir: config.stateDir } : {}),
+    ...(config.mkfifo ? { mkfifo: config.mkfifo } : {}),
+    procRoot: config.procRoot,
   });
+  // The processes a previous sandboxd started (it died and its supervisor restarted it).
+  pm.restore();
   const monitors = new PortMonitors((pid) => processPorts(config.procRoot, pid));
-  const terminals = new TerminalSessions(deps.ptyFactory ?? nodePtyFactory);
+  const terminals = new TerminalSessions(deps.ptyFactory ?? nodePtyFactory, LIMITS.terminalSessions);
 
   const app = createApp();
   healthRoutes(app, pm, config.clock, config.version);
   filesystemRoutes(app, ctx);
   multipartRoutes(app, ctx, config.tmpDir, config.clock);
   searchRoutes(app, ctx);
-  watchRoutes(app, ctx, config.keepaliveMs.watch);
-  processRoutes(app, pm, ctx, { procRoot: config.procRoot, keepaliveMs: config.keepaliveMs });
+  const streams = new StreamBudget(LIMITS.streams, LIMITS.streamBacklogBytes);
+  watchRoutes(app, ctx, config.keepaliveMs.watch, streams, new WatchBudget(LIMITS.watchedDirs));
+  processRoutes(app, pm, ctx, { procRoot: config.procRoot, keepaliveMs: config.keepaliveMs, streams });
   networkRoutes(app, config.procRoot, monitors, config.tunnel);
   mcpRoutes(app, {
     pm,
@@ -118,7 +126,19 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
       const n = normalizeRequest(req);
       return app.fetch(n, n === req ? env : undefined);
     },
+    serverOptions: { maxHeaderSize: LIMITS.maxHeaderBytes },
   }) as Server;
+  // Bounds on what clients can hold (issue 19 item 6, http/limits.ts). No whole-request timeout:
+  // uploads may be long; stalled bodies are cut by the body-idle guard instead.
+  server.maxConnections = LIMITS.connections;
+  server.headersTimeout = LIMITS.headersTimeoutMs;
+  server.requestTimeout = 0;
+  // An accept failing (EMFILE) is an 'error' on the server: unheard, it would end sandboxd. One
+  // before listening (port taken) still does: the supervisor retries.
+  server.on('error', (err) => {
+    if (!server.listening) throw err;
+    console.error('sandboxd: server error:', err);
+  });
   const upgrade = terminalUpgrade(terminals, {
     ctx,
     env: config.env,
@@ -152,6 +172,12 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
         server.closeAllConnections();
       }),
   };
+}
+
+/** The value after `name` in argv, if any. */
+export function parseFlag(argv: readonly string[], name: string): string | undefined {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
 }
 
 /** Parses `--port N` (the engine passes flags, not env, so nothing leaks into user processes). */

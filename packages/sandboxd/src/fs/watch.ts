@@ -9,19 +9,41 @@ import type { Hono } from 'hono';
 import type { WatchEvent } from '@tarmac/contract';
 import { queryList } from '../http/body.js';
 import { badRequest, fsError } from '../http/errors.js';
-import { producerStream, streamHeaders } from '../http/stream.js';
+import { streamHeaders, type StreamBudget } from '../http/stream.js';
 import { rawRemainder, resolveRequestPath, type PathContext } from './paths.js';
 
 export interface Watcher {
   close(): void;
 }
 
+/**
+ * Directories watched at once, across all streams: each is an inotify watch and an FSWatcher, and
+ * a recursive watch of `/` would otherwise take one per directory of the whole filesystem. Past
+ * the cap, further directories are not watched (issue 19 item 6).
+ */
+export class WatchBudget {
+  used = 0;
+  constructor(readonly max: number) {}
+}
+
 /** Watches `root` (and, when recursive, every directory below it, including new ones). */
-export function watchTree(root: string, recursive: boolean, onEvent: (e: WatchEvent) => void): Watcher {
+export function watchTree(
+  root: string,
+  recursive: boolean,
+  onEvent: (e: WatchEvent) => void,
+  budget: WatchBudget = new WatchBudget(Infinity),
+): Watcher {
   const watchers = new Map<string, FSWatcher>();
   let closed = false;
+  const forget = (dir: string): void => {
+    const w = watchers.get(dir);
+    if (!w) return;
+    w.close();
+    watchers.delete(dir);
+    budget.used--;
+  };
   const add = (dir: string): void => {
-    if (closed || watchers.has(dir)) return;
+    if (closed || watchers.has(dir) || budget.used >= budget.max) return;
     let w: FSWatcher;
     try {
       w = watch(dir, { persistent: false }, (type, file) => {
@@ -38,20 +60,14 @@ export function watchTree(root: string, recursive: boolean, onEvent: (e: WatchEv
             /* raced away */
           }
         }
-        if (op === 'REMOVE') {
-          const sub = watchers.get(full);
-          sub?.close();
-          watchers.delete(full);
-        }
+        if (op === 'REMOVE') forget(full);
       });
     } catch {
       return;
     }
-    w.on('error', () => {
-      w.close();
-      watchers.delete(dir);
-    });
+    w.on('error', () => forget(dir));
     watchers.set(dir, w);
+    budget.used++;
   };
   const addTree = async (dir: string): Promise<void> => {
     add(dir);
@@ -63,13 +79,18 @@ export function watchTree(root: string, recursive: boolean, onEvent: (e: WatchEv
   return {
     close() {
       closed = true;
-      for (const w of watchers.values()) w.close();
-      watchers.clear();
+      for (const dir of [...watchers.keys()]) forget(dir);
     },
   };
 }
 
-export function watchRoutes(app: Hono, ctx: PathContext, keepaliveMs: number): void {
+export function watchRoutes(
+  app: Hono,
+  ctx: PathContext,
+  keepaliveMs: number,
+  streams: StreamBudget,
+  dirs: WatchBudget,
+): void {
   app.get('/watch/filesystem/*', (c) => {
     let raw = rawRemainder(c.req.url, '/watch/filesystem');
     const recursive = /\/\*\*$/.test(raw) || /%2F\*\*$/i.test(raw);
@@ -83,11 +104,17 @@ export function watchRoutes(app: Hono, ctx: PathContext, keepaliveMs: number): v
     }
     if (!isDir) throw badRequest(`not a directory: ${root}`);
     const ignore = queryList(c.req.query('ignore')) ?? [];
-    const body = producerStream((sink) => {
-      const w = watchTree(root, recursive, (e) => {
-        if (ignore.some((i) => join(e.path, e.name).includes(i))) return;
-        sink.push(JSON.stringify(e) + '\n');
-      });
+    streams.check();
+    const body = streams.stream((sink) => {
+      const w = watchTree(
+        root,
+        recursive,
+        (e) => {
+          if (ignore.some((i) => join(e.path, e.name).includes(i))) return;
+          sink.push(JSON.stringify(e) + '\n');
+        },
+        dirs,
+      );
       const timer = setInterval(() => sink.push('[keepalive]\n'), keepaliveMs);
       return () => {
         clearInterval(timer);

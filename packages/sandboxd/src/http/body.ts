@@ -1,16 +1,74 @@
 // JSON request bodies (reference sandbox-api.md §1.1): a parse failure is 400
 // "invalid request body: …", and so is a body that does not match the route's schema.
+import { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import type { $ZodType, output } from 'zod/v4/core';
 import { safeParse } from 'zod/mini';
-import { badRequest } from './errors.js';
+import { badRequest, HttpError } from './errors.js';
+import { LIMITS } from './limits.js';
+
+/**
+ * The body as text, refused with 413 past `cap` bytes (declared or received): a client cannot make
+ * sandboxd buffer an unbounded body (issue 19 item 6).
+ */
+export async function readTextCapped(req: Request, cap: number = LIMITS.jsonBodyBytes): Promise<string> {
+  const tooLarge = (): HttpError => new HttpError(413, `request body too large: the limit is ${cap} bytes`);
+  if (Number(req.headers.get('content-length') ?? 0) > cap) throw tooLarge();
+  if (!req.body) return '';
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    let r: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      r = await reader.read();
+    } catch (err) {
+      throw badRequest(`invalid request body: ${(err as Error).message}`);
+    }
+    if (r.done) break;
+    size += r.value.byteLength;
+    if (size > cap) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(r.value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Drops a request whose body stalls for `LIMITS.bodyIdleMs` (issue 19 item 6): node's own request
+ * timeout is off so that long uploads work. Returns the undo, called once the body is read.
+ */
+export function guardBodyIdle(
+  incoming: IncomingMessage | undefined,
+  idleMs: number = LIMITS.bodyIdleMs,
+): () => void {
+  if (!incoming?.socket || incoming.complete) return () => undefined;
+  const onTimeout = (): void => {
+    incoming.destroy(new Error(`request body idle for ${idleMs} ms`));
+  };
+  incoming.on('timeout', onTimeout);
+  incoming.socket.setTimeout(idleMs);
+  return () => {
+    incoming.off('timeout', onTimeout);
+    incoming.socket?.setTimeout(0);
+  };
+}
+
+/** Node's request behind a Hono context, whether or not its body was read. */
+export function nodeRequest(env: unknown): IncomingMessage | undefined {
+  const incoming = (env as { incoming?: unknown } | undefined)?.incoming;
+  return incoming instanceof IncomingMessage ? incoming : undefined;
+}
 
 export async function jsonBody<S extends $ZodType>(
   c: Context,
   schema: S,
   optional = false,
 ): Promise<output<S>> {
-  const text = await c.req.text();
+  const unguard = guardBodyIdle(nodeRequest(c.env));
+  const text = await readTextCapped(c.req.raw).finally(unguard);
   let raw: unknown;
   if (text.trim() === '' && optional) raw = {};
   else {

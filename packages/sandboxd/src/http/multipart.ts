@@ -4,11 +4,12 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { unlink } from 'node:fs/promises';
-import { ServerResponse } from 'node:http';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeWebStream } from 'node:stream/web';
 import busboy from 'busboy';
+import { guardBodyIdle } from './body.js';
 import { badRequest } from './errors.js';
 
 export interface ReceivedFile {
@@ -26,10 +27,18 @@ export interface MultipartResult {
 export const isMultipart = (contentType: string | undefined): boolean =>
   (contentType ?? '').toLowerCase().startsWith('multipart/form-data');
 
-/** Streams the `file` part of `req` to `dest`; removes `dest` again on failure. */
+/** Bounds on the non-file parts a client can make sandboxd hold in memory (issue 19 item 6). */
+export const MULTIPART_LIMITS = { fields: 64, fieldSize: 64 * 1024, parts: 128, headerPairs: 64 };
+
 /**
- * `incoming` is node's own request stream when the route has it (see nodeIncoming): reading it
- * directly skips two stream conversions (node → web → node) on large uploads.
+ * Streams the `file` part of `req` to `dest`; removes `dest` again on failure. `incoming` is
+ * node's own request stream when the route has it (see nodeIncoming): reading it directly skips
+ * two stream conversions (node → web → node) on large uploads.
+ *
+ * Every failure of the body (client gone mid-stream, truncated or malformed multipart, a write
+ * error) ends in the one 400 thrown here: the file's write is awaited on every path, so its
+ * rejection can never surface as an unhandled rejection, which used to kill sandboxd and with it
+ * the sandbox (issue 19 item 6).
  */
 export async function receiveMultipart(
   req: Request,
@@ -41,13 +50,14 @@ export async function receiveMultipart(
   if (!incoming && !req.body) throw badRequest('invalid request body: empty multipart body');
   let bb: busboy.Busboy;
   try {
-    bb = busboy({ headers: { 'content-type': contentType } });
+    bb = busboy({ headers: { 'content-type': contentType }, limits: MULTIPART_LIMITS });
   } catch (err) {
     throw badRequest(`invalid request body: ${(err as Error).message}`);
   }
+  const source = incoming ?? Readable.fromWeb(req.body as NodeWebStream<Uint8Array>);
   const fields: Record<string, string> = {};
   let file: ReceivedFile | undefined;
-  const writes: Promise<void>[] = [];
+  let write: Promise<void> | undefined;
   bb.on('field', (name, value) => {
     fields[name] = value;
   });
@@ -63,18 +73,23 @@ export async function receiveMultipart(
       hash?.update(chunk);
       received.size += chunk.length;
     });
-    writes.push(
-      pipeline(stream, createWriteStream(dest, { mode: 0o644 })).then(() => {
-        received.md5 = hash?.digest('hex') ?? '';
-      }),
-    );
+    write = pipeline(stream, createWriteStream(dest, { mode: 0o644 })).then(() => {
+      received.md5 = hash?.digest('hex') ?? '';
+    });
+    // A failed write (disk full, directory removed) ends the request at once instead of letting
+    // busboy wait on a destroyed stream; the rejection itself is awaited below.
+    write.catch((err: unknown) => source.destroy(err as Error));
   });
+  const unguard = guardBodyIdle(incoming instanceof IncomingMessage ? incoming : undefined);
   try {
-    await pipeline(incoming ?? Readable.fromWeb(req.body as NodeWebStream<Uint8Array>), bb);
-    await Promise.all(writes);
+    await pipeline(source, bb);
+    await write;
   } catch (err) {
+    await write?.catch(() => undefined); // the file is closed before it is removed
     await unlink(dest).catch(() => undefined);
     throw badRequest(`invalid request body: ${(err as Error).message}`);
+  } finally {
+    unguard();
   }
   return { fields, file };
 }

@@ -49,7 +49,7 @@ export function registerProcessTools(
           throw badRequest(`working directory does not exist: ${workingDir}`);
         }
         const timeout = args.timeout ?? (args.keepAlive ? 600 : 30);
-        const p = pm.start({ ...args, timeout }, workingDir);
+        const p = await pm.start({ ...args, timeout }, workingDir);
         const cap = Math.min(timeout > 0 ? timeout : Infinity, waitCapSec);
         if (args.waitForPorts?.length) {
           if ((await withDeadline(portsOpen(p, args.waitForPorts, procRoot), cap)) === 'timeout') {

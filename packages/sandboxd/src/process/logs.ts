@@ -1,7 +1,8 @@
 // A process's log files (reference sandbox-api.md §1.3 "Log files"): <name>-<pid>.stdout.log,
 // .stderr.log and .log (combined), written synchronously so a reader that replays the file and
 // then subscribes to live output in the same tick never misses or repeats a byte. Each file stops
-// growing at `maxBytes`, after one "[log truncated …]" marker line.
+// growing at `maxBytes`, after one "[log truncated …]" marker line. A restarted sandboxd that
+// re-adopts a running process reopens its files for appending (issue 19 item 6).
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -15,8 +16,13 @@ class CappedFile {
   constructor(
     readonly path: string,
     private readonly maxBytes: number,
+    append: boolean,
   ) {
-    this.fd = openSync(path, 'w', 0o640);
+    this.fd = openSync(path, append ? 'a' : 'w', 0o640);
+    if (append) {
+      this.size = fstatSync(this.fd).size;
+      this.truncated = this.size >= maxBytes;
+    }
   }
 
   write(chunk: Buffer | string): void {
@@ -43,12 +49,18 @@ class CappedFile {
 export class ProcessLogs {
   private readonly files: Record<StreamName | 'combined', CappedFile>;
 
-  constructor(dir: string, base: string, maxBytes: number) {
+  /** `append`: reopen existing files (a re-adopted process) instead of starting them empty. */
+  constructor(
+    dir: string,
+    readonly base: string,
+    maxBytes: number,
+    append = false,
+  ) {
     mkdirSync(dir, { recursive: true });
     this.files = {
-      stdout: new CappedFile(join(dir, `${base}.stdout.log`), maxBytes),
-      stderr: new CappedFile(join(dir, `${base}.stderr.log`), maxBytes),
-      combined: new CappedFile(join(dir, `${base}.log`), maxBytes),
+      stdout: new CappedFile(join(dir, `${base}.stdout.log`), maxBytes, append),
+      stderr: new CappedFile(join(dir, `${base}.stderr.log`), maxBytes, append),
+      combined: new CappedFile(join(dir, `${base}.log`), maxBytes, append),
     };
   }
 

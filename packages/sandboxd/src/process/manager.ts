@@ -1,15 +1,32 @@
 // The process table (reference sandbox-api.md §1.3): spawn through the shell in a new process
 // group, names, restarts, stop/kill markers, keep-alive accounting. HTTP-free: routes.ts and the
 // MCP tools drive it. The spawner and clock are injected.
-import { spawn as nodeSpawn, type ChildProcess } from 'node:child_process';
+//
+// With a state directory (issue 19 item 6) the table outlives sandboxd: every change is written
+// to disk (records.ts), output goes through FIFOs the child keeps open (fifos.ts), and restore()
+// re-adopts the processes a previous sandboxd started that are still alive.
+import { spawn as nodeSpawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { EventEmitter } from 'node:events';
-import type { ProcessRequest, ProcessResponse, ProcessStatus } from '@tarmac/contract';
+import { unlink } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import type { ProcessRequest, ProcessStatus } from '@tarmac/contract';
 import type { Clock } from '../config.js';
-import { badRequest, notFound, unprocessable } from '../http/errors.js';
-import { INLINE_LOG_BYTES, ProcessLogs, type StreamName } from './logs.js';
+import { badRequest, notFound } from '../http/errors.js';
+import {
+  spawnShell,
+  watchProcess,
+  type Exit,
+  type ShellOptions,
+  type Spawned,
+  type Spawner,
+} from './child.js';
+import { FifoPool, openFifoReader } from './fifos.js';
+import { ProcessLogs } from './logs.js';
+import { ManagedProcess, UNKNOWN_EXIT_CODE } from './managed.js';
+import { ProcessRecords, startTicks, stillRunning } from './records.js';
 
-export type Spawner = typeof nodeSpawn;
+export { ManagedProcess, UNKNOWN_EXIT_CODE } from './managed.js';
+export type { Spawner } from './child.js';
 
 export interface ManagerOptions {
   shell: string;
@@ -22,66 +39,33 @@ export interface ManagerOptions {
   spawn?: Spawner;
   /** Delay before a restart; 1 s upstream. */
   restartDelayMs?: number;
-}
-
-/** Emits 'output' (stream, chunk) and, once the process is final (no more restarts), 'exit'. */
-export class ManagedProcess extends EventEmitter {
-  status: ProcessStatus = 'running';
-  exitCode = 0;
-  completedAt: Date | undefined;
-  restartCount = 0;
-  child: ChildProcess | undefined;
-  ending: 'stopped' | 'killed' | undefined;
-  lifeTimer: NodeJS.Timeout | undefined;
-
-  constructor(
-    readonly pid: string,
-    readonly req: Required<Pick<ProcessRequest, 'command' | 'name'>> & ProcessRequest,
-    readonly workingDir: string,
-    readonly startedAt: Date,
-    readonly logs: ProcessLogs,
-  ) {
-    super();
-    this.setMaxListeners(0);
-  }
-
-  get running(): boolean {
-    return this.status === 'running';
-  }
-
-  /** Resolves when final; immediately if already done. */
-  exited(): Promise<void> {
-    return this.running ? new Promise((r) => this.once('exit', () => r())) : Promise.resolve();
-  }
-
-  /** The ProcessResponse; `list` renders an unfinished completedAt as null, exec/get as "" (§1.3). */
-  toResponse(forList = false): ProcessResponse {
-    return {
-      pid: this.pid,
-      name: this.req.name,
-      command: this.req.command,
-      workingDir: this.workingDir,
-      status: this.status,
-      startedAt: this.startedAt.toUTCString(),
-      completedAt: this.completedAt ? this.completedAt.toUTCString() : forList ? null : '',
-      exitCode: this.exitCode,
-      logs: this.logs.tail('combined', INLINE_LOG_BYTES),
-      stdout: this.logs.tail('stdout', INLINE_LOG_BYTES),
-      stderr: this.logs.tail('stderr', INLINE_LOG_BYTES),
-      restartOnFailure: this.req.restartOnFailure ?? false,
-      maxRestarts: this.req.maxRestarts ?? 0,
-      restartCount: this.restartCount,
-      keepAlive: this.req.keepAlive ?? false,
-    };
-  }
+  /** Where the table and the FIFOs live (a tmpfs private to the sandbox); none: in memory only. */
+  stateDir?: string;
+  /** The command that makes FIFOs (`mkfifo`, or the runtime's `busybox mkfifo`). */
+  mkfifo?: readonly string[];
+  /** To tell whether an adopted process still runs. */
+  procRoot?: string;
 }
 
 export class ProcessManager {
   private readonly procs: ManagedProcess[] = [];
-  private readonly spawn: Spawner;
+  private readonly shellOptions: ShellOptions;
+  private readonly records: ProcessRecords | undefined;
+  private readonly fifos: FifoPool | undefined;
+  private readonly procRoot: string;
 
   constructor(private readonly o: ManagerOptions) {
-    this.spawn = o.spawn ?? nodeSpawn;
+    this.shellOptions = { spawn: o.spawn ?? nodeSpawn, shell: o.shell, shellArgs: o.shellArgs, env: o.env };
+    this.procRoot = o.procRoot ?? '/proc';
+    if (o.stateDir) {
+      this.records = new ProcessRecords(`${o.stateDir}/processes`);
+      if (o.mkfifo?.length) this.fifos = new FifoPool(`${o.stateDir}/fifos`, o.mkfifo);
+    }
+  }
+
+  /** Makes the first FIFOs in the background (called once the daemon listens). */
+  prepare(): void {
+    this.fifos?.prefill();
   }
 
   list(): ManagedProcess[] {
@@ -107,19 +91,22 @@ export class ProcessManager {
     return this.procs.filter((p) => p.running && p.req.keepAlive).length;
   }
 
-  /** Starts a process; validation failures are 400, a failed spawn is 422 (thrown by spawnChild). */
-  start(req: ProcessRequest, workingDir: string): ManagedProcess {
+  /** Starts a process; validation failures are 400, a failed spawn is 422 (thrown by spawnWith). */
+  async start(req: ProcessRequest, workingDir: string): Promise<ManagedProcess> {
     if (req.keepAlive && this.o.keepAliveDisabled) {
       throw badRequest(
         'keepAlive is not available for this sandbox: it is not included in your current plan',
       );
     }
     const name = req.name ?? randomBytes(6).toString('base64url').slice(0, 8).toLowerCase();
+    const fifos = await this.fifos?.take();
+    // Checked after the wait, so two concurrent starts of one name cannot both pass.
     if (this.procs.some((p) => p.running && p.req.name === name)) {
+      if (fifos) void Promise.all(fifos.map((f) => unlink(f).catch(() => undefined)));
       throw badRequest(`process with name '${name}' already exists and is running`);
     }
-    const child = this.spawnChild(req, workingDir);
-    const pid = String(child.pid);
+    const spawned = spawnShell(this.shellOptions, req, workingDir, fifos);
+    const pid = String(spawned.child.pid);
     const proc = new ManagedProcess(
       pid,
       { ...req, name },
@@ -128,14 +115,47 @@ export class ProcessManager {
       new ProcessLogs(this.o.logDir, `${name.replace(/[^\w.-]/g, '_')}-${pid}`, this.o.logFileMaxBytes),
     );
     this.procs.push(proc);
-    this.attach(proc, child);
+    this.attach(proc, spawned);
     // keepAlive processes die at their timeout (600 s default, 0 = never; §1.3 "timeout").
     const life = keepAliveTimeout(req);
-    if (life !== undefined && life > 0) {
-      proc.lifeTimer = setTimeout(() => this.signal(proc, 'SIGKILL', 'killed'), life * 1000);
-      proc.lifeTimer.unref();
-    }
+    if (life !== undefined && life > 0) proc.lifeDeadline = Date.now() + life * 1000;
+    this.armLife(proc);
+    this.persist(proc);
     return proc;
+  }
+
+  /**
+   * Reads back the table a previous sandboxd left (issue 19 item 6): finished processes are
+   * listed as they were; running ones still alive (same pid and start time) are adopted: their
+   * output is read again from their FIFOs, their logs appended to, stop/kill reach their group,
+   * and their end is noticed by polling (not our children: the exit code is unknown, reported
+   * as -1). Those that ended while sandboxd was down are final with that unknown code too.
+   */
+  restore(): void {
+    if (!this.records) return;
+    for (const r of this.records.loadAll()) {
+      if (this.procs.some((p) => p.pid === r.key)) continue;
+      const running = r.status === 'running';
+      const logs = new ProcessLogs(this.o.logDir, r.logBase, this.o.logFileMaxBytes, true);
+      const p = ManagedProcess.fromRecord(r, logs);
+      this.procs.push(p);
+      if (!running) {
+        logs.close();
+        continue;
+      }
+      this.armLife(p);
+      const alive = stillRunning(this.procRoot, p.osPid, p.startTicks);
+      const readers: Readable[] = [];
+      if (alive && p.fifos) {
+        try {
+          for (const f of p.fifos) readers.push(openFifoReader(f));
+        } catch {
+          for (const s of readers.splice(0)) s.destroy();
+        }
+      }
+      watchProcess(p, readers, undefined, this.procRoot, (exit) => this.onClose(p, exit));
+    }
+    this.fifos?.sweep(new Set(this.procs.flatMap((p) => p.fifos ?? [])));
   }
 
   /** DELETE /process/{id}: SIGTERM to the group; 404 on any failure, "not running" included. */
@@ -144,6 +164,7 @@ export class ProcessManager {
     if (!p.running) throw notFound(`process ${identifier} is not running`);
     p.logs.write('stdout', '\n[Process is being gracefully terminated]\n');
     this.signal(p, 'SIGTERM', 'stopped');
+    this.persist(p);
   }
 
   /** DELETE /process/{id}/kill: SIGKILL to the group. */
@@ -152,6 +173,7 @@ export class ProcessManager {
     if (!p.running) throw notFound(`process ${identifier} is not running`);
     p.logs.write('stdout', '\n[Process is being forcefully killed]\n');
     this.signal(p, 'SIGKILL', 'killed');
+    this.persist(p);
   }
 
   /** SIGKILLs every running process group (daemon shutdown, tests). */
@@ -169,44 +191,46 @@ export class ProcessManager {
   private signal(p: ManagedProcess, sig: NodeJS.Signals, ending: 'stopped' | 'killed'): void {
     if (!p.running) return;
     p.ending = ending;
-    const pid = p.child?.pid;
-    if (pid === undefined) return;
+    if (p.osPid <= 0) return;
     try {
-      process.kill(-pid, sig);
+      process.kill(-p.osPid, sig);
     } catch {
       // The group is gone (e.g. between a failure and its restart): the restart timer sees
       // `ending` and finishes the process instead of restarting it.
     }
   }
 
-  private spawnChild(req: ProcessRequest, cwd: string): ChildProcess {
-    const child = this.spawn(this.o.shell, [...this.o.shellArgs, req.command], {
-      cwd,
-      env: { ...this.o.env, ...req.env },
-      detached: true, // setsid: its own process group, so stop/kill reach all children
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    if (child.pid === undefined) {
-      child.on('error', () => undefined);
-      throw unprocessable(`failed to start process: ${req.command}`);
+  private persist(p: ManagedProcess): void {
+    try {
+      this.records?.save(p.toRecord());
+    } catch (err) {
+      // A full or missing state dir costs only the survival of this entry across a restart.
+      console.error(`sandboxd: cannot save process ${p.pid}: ${String(err)}`);
     }
-    return child;
   }
 
-  private attach(p: ManagedProcess, child: ChildProcess): void {
-    p.child = child;
-    const out = (stream: StreamName) => (chunk: Buffer) => {
-      p.logs.write(stream, chunk);
-      p.emit('output', stream, chunk);
-    };
-    child.stdout?.on('data', out('stdout'));
-    child.stderr?.on('data', out('stderr'));
-    child.on('error', () => undefined);
-    child.on('close', (code, signal) => this.onClose(p, code, signal));
+  private armLife(p: ManagedProcess): void {
+    if (p.lifeDeadline === undefined || p.lifeTimer) return;
+    p.lifeTimer = setTimeout(
+      () => this.signal(p, 'SIGKILL', 'killed'),
+      Math.max(0, p.lifeDeadline - Date.now()),
+    );
+    p.lifeTimer.unref();
   }
 
-  private onClose(p: ManagedProcess, code: number | null, signal: NodeJS.Signals | null): void {
-    const exitCode = code ?? (signal ? 128 + signalNumber(signal) : 1);
+  private attach(p: ManagedProcess, s: Spawned): void {
+    p.osPid = s.child.pid ?? 0;
+    p.startTicks = startTicks(this.procRoot, p.osPid);
+    p.fifos = s.fifos;
+    watchProcess(p, [s.stdout, s.stderr], s.child, this.procRoot, (exit) => this.onClose(p, exit));
+  }
+
+  private onClose(p: ManagedProcess, exit: Exit): void {
+    const exitCode = exit.unknown
+      ? UNKNOWN_EXIT_CODE
+      : (exit.code ?? (exit.signal ? 128 + signalNumber(exit.signal) : 1));
+    if (exit.unknown && !p.ending)
+      p.logs.write('stdout', '\n[Process ended while the sandbox API restarted; its exit code is unknown]\n');
     p.exitCode = exitCode;
     const restarts = p.req.maxRestarts ?? 0;
     if (
@@ -221,17 +245,23 @@ export class ProcessManager {
         'stdout',
         `\n[Process failed with exit code ${exitCode}. Attempting restart ${p.restartCount}/${of}...]\n`,
       );
-      setTimeout(() => {
-        if (p.ending) return this.finish(p, p.ending);
-        try {
-          this.attach(p, this.spawnChild(p.req, p.workingDir));
-        } catch {
-          this.finish(p, 'failed');
-        }
-      }, this.o.restartDelayMs ?? 1000);
+      this.persist(p);
+      setTimeout(() => void this.respawn(p), this.o.restartDelayMs ?? 1000);
       return;
     }
     this.finish(p, p.ending ?? (exitCode === 0 ? 'completed' : 'failed'));
+  }
+
+  private async respawn(p: ManagedProcess): Promise<void> {
+    if (p.ending) return this.finish(p, p.ending);
+    const fifos = await this.fifos?.take();
+    if (p.ending) return this.finish(p, p.ending);
+    try {
+      this.attach(p, spawnShell(this.shellOptions, p.req, p.workingDir, fifos));
+      this.persist(p);
+    } catch {
+      this.finish(p, 'failed');
+    }
   }
 
   private finish(p: ManagedProcess, status: ProcessStatus): void {
@@ -239,6 +269,7 @@ export class ProcessManager {
     p.completedAt = this.o.clock.now();
     if (p.lifeTimer) clearTimeout(p.lifeTimer);
     p.logs.close();
+    this.persist(p);
     p.emit('exit');
   }
 }

@@ -4,7 +4,7 @@ import type { Hono } from 'hono';
 import { processRequestSchema, type ProcessStreamEvent } from '@tarmac/contract';
 import { jsonBody } from '../http/body.js';
 import { badRequest, errorMessage } from '../http/errors.js';
-import { producerStream, streamHeaders } from '../http/stream.js';
+import { streamHeaders, type StreamBudget } from '../http/stream.js';
 import { resolveUserPath, type PathContext } from '../fs/paths.js';
 import { keepAliveTimeout, type ManagedProcess, type ProcessManager } from './manager.js';
 import { LinePrefixer } from './line-prefixer.js';
@@ -14,6 +14,7 @@ import type { StreamName } from './logs.js';
 export interface ProcessRouteOptions {
   procRoot: string;
   keepaliveMs: { logs: number; exec: number };
+  streams: StreamBudget;
 }
 
 export function processRoutes(app: Hono, pm: ProcessManager, ctx: PathContext, o: ProcessRouteOptions): void {
@@ -22,15 +23,17 @@ export function processRoutes(app: Hono, pm: ProcessManager, ctx: PathContext, o
     const workingDir = req.workingDir ? resolveUserPath(req.workingDir, ctx) : ctx.workingDir;
     const st = await stat(workingDir).catch(() => undefined);
     if (!st?.isDirectory()) throw badRequest(`working directory does not exist: ${workingDir}`);
-    const proc = pm.start(req, workingDir);
+    const streamed = (c.req.header('accept') ?? '').includes('text/event-stream');
+    if (streamed) o.streams.check(); // before the process starts: a refusal leaves nothing behind
+    const proc = await pm.start(req, workingDir);
     const wait = {
       waitForCompletion: req.waitForCompletion ?? false,
       waitForPorts: req.waitForPorts ?? [],
       timeout: req.keepAlive ? keepAliveTimeout(req) : req.timeout,
       procRoot: o.procRoot,
     };
-    if ((c.req.header('accept') ?? '').includes('text/event-stream')) {
-      return new Response(execStream(proc, wait, o.keepaliveMs.exec), {
+    if (streamed) {
+      return new Response(execStream(o.streams, proc, wait, o.keepaliveMs.exec), {
         headers: streamHeaders('application/x-ndjson'),
       });
     }
@@ -52,7 +55,8 @@ export function processRoutes(app: Hono, pm: ProcessManager, ctx: PathContext, o
 
   app.get('/process/:id/logs/stream', (c) => {
     const p = pm.get(c.req.param('id'));
-    return new Response(logStream(p, o.keepaliveMs.logs), {
+    o.streams.check();
+    return new Response(logStream(o.streams, p, o.keepaliveMs.logs), {
       headers: streamHeaders('text/plain; charset=utf-8'),
     });
   });
@@ -72,8 +76,12 @@ export function processRoutes(app: Hono, pm: ProcessManager, ctx: PathContext, o
  * while running; ends once the process is final. Replay and subscribe happen in one tick (the
  * files are written synchronously), so nothing is lost or repeated.
  */
-function logStream(p: ManagedProcess, keepaliveMs: number): ReadableStream<Uint8Array> {
-  return producerStream((sink) => {
+function logStream(
+  streams: StreamBudget,
+  p: ManagedProcess,
+  keepaliveMs: number,
+): ReadableStream<Uint8Array> {
+  return streams.stream((sink) => {
     const lines = new LinePrefixer((t) => sink.push(t));
     lines.push('stdout', p.logs.read('stdout'));
     lines.push('stderr', p.logs.read('stderr'));
@@ -96,11 +104,12 @@ function logStream(p: ManagedProcess, keepaliveMs: number): ReadableStream<Uint8
 
 /** Streamed exec: NDJSON events, keepalive every interval, last event `result` (§1.3, §6.2). */
 function execStream(
+  streams: StreamBudget,
   p: ManagedProcess,
   wait: Parameters<typeof waitFor>[1],
   keepaliveMs: number,
 ): ReadableStream<Uint8Array> {
-  return producerStream((sink) => {
+  return streams.stream((sink) => {
     const send = (e: ProcessStreamEvent): void => sink.push(JSON.stringify(e) + '\n');
     const onOutput = (s: StreamName, chunk: Buffer): void => send({ type: s, data: chunk.toString('utf8') });
     p.on('output', onOutput);

@@ -20,13 +20,21 @@ export interface ConnectOptions extends PtyOptions {
 export class TerminalSessions {
   private readonly sessions = new Map<string, Session>();
 
-  constructor(private readonly factory: PtyFactory) {}
+  constructor(
+    private readonly factory: PtyFactory,
+    /** Sessions (a PTY and a shell each) at once; a new one past it is refused (issue 19 item 6). */
+    private readonly maxSessions = Infinity,
+  ) {}
 
   get size(): number {
     return this.sessions.size;
   }
 
   connect(ws: WebSocket, o: ConnectOptions): void {
+    // A malformed frame or a reset socket is an 'error' event; unheard, it would be an uncaught
+    // exception ending sandboxd and every process of the sandbox (issue 19 item 6). ws closes the
+    // socket after it ('close' below forgets it).
+    ws.on('error', () => undefined);
     const send = (m: TerminalServerMessage): void => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(m));
     };
@@ -35,6 +43,11 @@ export class TerminalSessions {
       if (s.buffer !== '') send({ type: 'output', data: s.buffer });
       s.pty.resize(o.cols, o.rows);
     } else {
+      if (this.sessions.size >= this.maxSessions) {
+        send({ type: 'error', data: `too many terminal sessions: the limit is ${this.maxSessions}` });
+        ws.close(1013);
+        return;
+      }
       try {
         s = this.create(o);
       } catch (err) {

@@ -1,7 +1,9 @@
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { LIMITS } from '../http/limits.js';
 import { call, startDaemon, type TestDaemon } from '../test-support/harness.js';
+import type { PtyFactory } from './pty.js';
 
 let t: TestDaemon;
 beforeAll(async () => {
@@ -102,6 +104,49 @@ describe('GET /terminal/ws (reference §1.6)', () => {
       const ws = new WebSocket(`${d.base.replace('http', 'ws')}/terminal/ws`);
       const [, res] = (await once(ws, 'unexpected-response')) as [unknown, { statusCode: number }];
       expect(res.statusCode).toBe(404);
+    } finally {
+      await d.stop();
+    }
+  });
+});
+
+describe('terminal bounds (issue 19 item 6)', () => {
+  it(`refuses a session past ${LIMITS.terminalSessions}, and a message over the size cap closes only that socket`, async () => {
+    // PTYs that cost nothing, so the cap can be reached.
+    const fake: PtyFactory = () => ({
+      pid: 1,
+      onData: () => undefined,
+      onExit: () => undefined,
+      write: () => undefined,
+      resize: () => undefined,
+      kill: () => undefined,
+    });
+    const d = await startDaemon({}, { ptyFactory: fake });
+    try {
+      const url = (q: string): string => `${d.base.replace('http', 'ws')}/terminal/ws?${q}`;
+      const socks: WebSocket[] = [];
+      for (let i = 0; i < LIMITS.terminalSessions; i++) {
+        const ws = new WebSocket(url(`sessionId=cap-${i}`));
+        await once(ws, 'open');
+        socks.push(ws);
+      }
+      const extra = new WebSocket(url('sessionId=one-too-many'));
+      const [msg] = (await once(extra, 'message')) as [Buffer];
+      expect(JSON.parse(String(msg))).toEqual({
+        type: 'error',
+        data: `too many terminal sessions: the limit is ${LIMITS.terminalSessions}`,
+      });
+      const [code] = (await once(extra, 'close')) as [number];
+      expect(code).toBe(1013);
+      // An existing session can still be joined.
+      const again = new WebSocket(url('sessionId=cap-0'));
+      await once(again, 'open');
+      const big = socks[1]!;
+      big.send('x'.repeat(LIMITS.terminalMessageBytes + 1));
+      const [bigCode] = (await once(big, 'close')) as [number];
+      expect(bigCode).toBe(1009); // message too big
+      expect((await call(d.base, 'GET', '/health')).status).toBe(200);
+      for (const s of [...socks, again]) s.terminate();
     } finally {
       await d.stop();
     }

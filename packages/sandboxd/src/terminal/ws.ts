@@ -5,6 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { resolveUserPath, type PathContext } from '../fs/paths.js';
+import { LIMITS } from '../http/limits.js';
 import type { TerminalSessions } from './sessions.js';
 
 export interface TerminalUpgradeOptions {
@@ -21,7 +22,7 @@ const dim = (v: string | null, d: number): number => {
 
 /** Returns an `upgrade` listener for the node server. */
 export function terminalUpgrade(sessions: TerminalSessions, o: TerminalUpgradeOptions) {
-  const wss = new WebSocketServer({ noServer: true });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.terminalMessageBytes });
   const refuse = (socket: Duplex, status: string, error: string): void => {
     const body = JSON.stringify({ error });
     socket.end(
@@ -29,6 +30,9 @@ export function terminalUpgrade(sessions: TerminalSessions, o: TerminalUpgradeOp
     );
   };
   const handler = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    // Node drops its own error listener from a socket it hands to 'upgrade': a reset before ws
+    // takes it (or after a refusal) must not be an uncaught exception (issue 19 item 6).
+    socket.on('error', () => socket.destroy());
     const url = new URL(req.url ?? '/', 'http://sandbox');
     if (url.pathname !== '/terminal/ws' || o.disabled) return refuse(socket, '404 Not Found', 'not found');
     const q = url.searchParams;

@@ -32,6 +32,9 @@ export async function startDaemon(
     home: join(root, 'home'),
     logDir: join(root, 'logs'),
     tmpDir: join(root, 'tmp'),
+    // Processes survive a daemon restart the way they do in a sandbox (FIFOs + table on disk).
+    stateDir: join(root, 'state'),
+    mkfifo: ['mkfifo'],
     env,
     ...overrides,
   });
@@ -47,6 +50,11 @@ export async function startDaemon(
     config,
     async stop() {
       await d.close();
+      // SIGKILLed by close(); wait for their ends to be recorded before the files go.
+      await Promise.race([
+        Promise.all(d.processes.list().map((p) => p.exited())),
+        new Promise((r) => setTimeout(r, 2000)),
+      ]);
       rmSync(root, { recursive: true, force: true });
     },
   };
@@ -106,4 +114,18 @@ export async function readLines(
     await reader.cancel().catch(() => undefined);
   }
   return lines;
+}
+
+/** Polls `check` until it holds; throws after `timeoutMs`. */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  stepMs = 25,
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
 }
