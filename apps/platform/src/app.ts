@@ -7,30 +7,30 @@ import {
   computeStorageRoutes,
   computeStorageServices,
   registerComputeStorageRoutes,
-} from './resources/compute-storage.js';
-import { DEFAULT_HOSTS, type HostConfig } from './resources/hosts.js';
-import { SecretBox } from './resources/secrets.js';
-import { driveTokenSigner } from './modules/drives/drive-token.js';
-import { ChangeFeed } from './shared/change-feed.js';
+} from './planes/sandbox/compute-storage.js';
+import { DEFAULT_HOSTS, type HostConfig } from './framework/hosts.js';
+import { SecretBox } from './framework/secrets.js';
+import { driveTokenSigner } from './planes/identity/auth/drive-token.js';
+import { ChangeFeed } from './framework/change-feed.js';
 import {
   registerWorkloadCatalogueRoutes,
   workloadCatalogueRoutes,
   workloadCatalogueServices,
-} from './modules/workloads/catalogue.js';
-import { MetricsQueryEngine } from './metering/query-engine.js';
-import { DEFAULT_PRICES, type PriceTable } from './metering/prices.js';
-import { AccountsService } from './modules/accounts/accounts.service.js';
-import { ApiKeysService } from './modules/api-keys/api-keys.service.js';
-import { registerBillingRoutes } from './modules/billing/billing.routes.js';
-import { BillingService } from './modules/billing/billing.service.js';
-import { BearerAuthenticator, MembershipWorkspaceResolver } from './modules/identity/authenticator.js';
-import { registerIdentityRoutes } from './modules/identity/identity.routes.js';
-import { JwtService, type SigningKey } from './modules/identity/jwt.js';
-import { OAuthService } from './modules/oauth/oauth.service.js';
-import { registerOpsRoutes } from './modules/ops/ops.routes.js';
-import { ServiceAccountsService } from './modules/service-accounts/service-accounts.service.js';
-import { UsersService } from './modules/users/users.service.js';
-import { WorkspacesService } from './modules/workspaces/workspaces.service.js';
+} from './planes/catalogue/catalogue.js';
+import { MetricsQueryEngine } from './planes/metering/query-engine.js';
+import { DEFAULT_PRICES, type PriceTable } from './planes/metering/prices.js';
+import { AccountsService } from './planes/identity/accounts/accounts.service.js';
+import { ApiKeysService } from './planes/identity/api-keys/api-keys.service.js';
+import { registerBillingRoutes } from './planes/metering/billing/billing.routes.js';
+import { BillingService } from './planes/metering/billing/billing.service.js';
+import { BearerAuthenticator, MembershipWorkspaceResolver } from './planes/identity/auth/authenticator.js';
+import { registerIdentityRoutes } from './planes/identity/identity.routes.js';
+import { JwtService, type SigningKey } from './planes/identity/auth/jwt.js';
+import { OAuthService } from './planes/identity/oauth/oauth.service.js';
+import { registerOpsRoutes } from './planes/ops/ops.routes.js';
+import { ServiceAccountsService } from './planes/identity/service-accounts/service-accounts.service.js';
+import { UsersService } from './planes/identity/users/users.service.js';
+import { WorkspacesService } from './planes/identity/workspaces/workspaces.service.js';
 
 export interface PlatformDeps {
   store: Store;

@@ -9,9 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
-import { createMeter, meteringIntervalMs } from './metering/metering.js';
-import { resolvePrices } from './metering/prices.js';
-import { bootstrap } from './bootstrap.js';
+import { createMeter, meteringIntervalMs } from './planes/metering/metering.js';
+import { resolvePrices } from './planes/metering/prices.js';
+import { bootstrap } from './planes/identity/bootstrap.js';
 import { baseUrl, ConfigError, resolveConfig } from './config.js';
 import {
   ensureHome,
@@ -21,13 +21,13 @@ import {
   readCredentials,
   writeCredentials,
 } from './home/home-files.js';
-import { engineConfigFrom } from './controllers/engine-config.js';
-import { parseResolveList } from './egress/destination-guard.js';
-import { EgressPlane } from './egress/egress-plane.js';
-import { withSandboxGateway } from './gateway/listener.js';
-import { startSandboxPlane } from './gateway/sandbox-plane.js';
-import { JwtService, signingKeyFromJwk } from './modules/identity/jwt.js';
-import { ChangeFeed } from './shared/change-feed.js';
+import { engineConfigFrom } from './planes/sandbox/controllers/engine-config.js';
+import { parseResolveList } from './planes/sandbox/egress/destination-guard.js';
+import { EgressPlane } from './planes/sandbox/egress/egress-plane.js';
+import { withSandboxGateway } from './planes/sandbox/gateway/listener.js';
+import { startSandboxPlane } from './planes/sandbox/sandbox-plane.js';
+import { JwtService, signingKeyFromJwk } from './planes/identity/auth/jwt.js';
+import { ChangeFeed } from './framework/change-feed.js';
 import { PLATFORM_VERSION } from './version.js';
 
 /**
