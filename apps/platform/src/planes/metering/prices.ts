@@ -1,6 +1,5 @@
 import { BILLING_DIMENSION_NAMES, type BillingDimension } from '@tarmac/contract';
 import { z } from 'zod';
-import { ConfigError } from '../../config.js';
 
 /** USD per unit of each billing dimension (issue "Metering": cost = usage × price). */
 export type PriceTable = Readonly<Record<BillingDimension, number>>;
@@ -24,28 +23,8 @@ export const DEFAULT_PRICES: PriceTable = {
   custom_domain_active_time_hours: 0.01,
 };
 
-const overridesSchema = z.partialRecord(
+/** Shape of TARMAC_METERING_PRICES (parsed in config.ts): any subset of the dimensions. */
+export const priceOverridesSchema = z.partialRecord(
   z.enum(BILLING_DIMENSION_NAMES as [BillingDimension, ...BillingDimension[]]),
   z.number().nonnegative().finite(),
 );
-
-export class PriceConfigError extends ConfigError {}
-
-/** Prices from a JSON object of overrides, e.g. `{"sandbox_compute_runtime_gbs": 0.00003}`. */
-export function resolvePrices(overridesJson: string | undefined): PriceTable {
-  if (!overridesJson) return DEFAULT_PRICES;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(overridesJson);
-  } catch {
-    throw new PriceConfigError('TARMAC_METERING_PRICES must be a JSON object of dimension → USD per unit');
-  }
-  const result = overridesSchema.safeParse(parsed);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    throw new PriceConfigError(
-      `TARMAC_METERING_PRICES: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
-    );
-  }
-  return { ...DEFAULT_PRICES, ...result.data };
-}

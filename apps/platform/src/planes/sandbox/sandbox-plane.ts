@@ -1,20 +1,20 @@
 /**
- * Composition of the sandbox plane for main.ts: the local engine, the sandbox/volume controllers
- * and the gateway in front of sandboxd. Takes everything it needs as arguments (main.ts reads the
- * environment and files); nothing runs until `start`.
+ * The sandbox plane's runtime half, built by the composition root (compose.ts): the local engine,
+ * the sandbox/volume controllers and the gateway in front of sandboxd. Takes everything it needs
+ * as arguments, including the shared services compose.ts builds once (authenticator, workspace
+ * resolver, secret box, change feed); it constructs nothing of another plane.
  */
 import { join } from 'node:path';
 import type { SandboxSpec } from '@tarmac/contract';
 import { ImageNotFoundError, LocalEngine } from '@tarmac/engine';
 import type { Store } from '@tarmac/store';
+import type { Authenticator, WorkspaceResolver } from '@tarmac/server-kit';
 import type { Logger } from 'pino';
 import { startControllers, type ControllerDeps, type Controllers } from './controllers/controllers.js';
 import type { EngineConfig } from './controllers/engine-config.js';
 import type { SandboxRow } from './records/sandbox-record.js';
-import { BearerAuthenticator, MembershipWorkspaceResolver } from '../identity/auth/authenticator.js';
-import type { JwtService } from '../identity/auth/jwt.js';
 import { sandboxSecretContext, viewSandboxSpec } from './records/sandbox-secrets.js';
-import { SecretBox } from '../../framework/secrets.js';
+import type { SecretBox } from '../../framework/secrets.js';
 import type { ChangeFeed } from '../../framework/change-feed.js';
 import { imageImportApp } from './gateway/image-import.js';
 import { PreviewGateway } from './previews/preview-gateway.js';
@@ -30,9 +30,11 @@ export interface SandboxPlaneDeps {
   store: Store;
   changes: ChangeFeed;
   logger: Logger;
-  jwt: JwtService;
-  /** Key of the resources' SecretBox (keys/secrets.key): secret envs are opened at start. */
-  secretsKey: Uint8Array;
+  /** The management API's bearer authenticator and workspace resolver (one of each per process). */
+  authenticator: Authenticator;
+  workspaces: WorkspaceResolver;
+  /** The resources' SecretBox (keys/secrets.key): secret envs are opened at start. */
+  secrets: SecretBox;
   /** Egress env vars and CA files every sandbox gets (egress/sandbox-setup.ts). */
   sandboxDefaults?: ControllerDeps['sandboxDefaults'];
   /** Sandbox API routes the platform answers itself (SandboxGatewayDeps.intercept). */
@@ -41,6 +43,9 @@ export interface SandboxPlaneDeps {
 
 export interface SandboxPlane {
   engine: LocalEngine;
+  /** For egress: creates the sandbox bridge, and names a sandbox's network namespace. */
+  ensureBridge(): Promise<void>;
+  netnsOf(engineId: string): string;
   controllers: Controllers;
   gateway: SandboxGateway;
   /** Serves preview hosts (previews/preview-gateway.ts). */
@@ -59,7 +64,7 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     network: d.config.network,
     runtime: { nodeBinary: d.nodeBinary, tiniBinary: d.config.tiniBinary, sandboxdBundle: d.sandboxdBundle },
   });
-  const box = new SecretBox(d.secretsKey);
+  const box = d.secrets;
   const controllers = startControllers({
     engine,
     store: d.store,
@@ -71,8 +76,7 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
       viewSandboxSpec(box, row.spec as SandboxSpec, sandboxSecretContext(row.workspace, row.name), 'reveal')
         .runtime?.envs ?? [],
   });
-  const authenticator = new BearerAuthenticator(d.store, d.jwt);
-  const workspaces = new MembershipWorkspaceResolver(d.store);
+  const { authenticator, workspaces } = d;
   const gateway = new SandboxGateway({
     live: controllers.live,
     touch: (entry) => controllers.standby.touch(entry),
@@ -103,6 +107,8 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
   });
   return {
     engine,
+    ensureBridge: () => engine.network.ensure(),
+    netnsOf: (engineId) => engine.network.netnsName(engineId),
     controllers,
     gateway,
     previews,

@@ -10,9 +10,15 @@ import {
 } from '../../../framework/collection.js';
 import { newEvent, statusFromEvents } from '../../../framework/events.js';
 import { assertSameName, envelopeMetadata, eventsOf, metadataColumns } from '../../../framework/envelope.js';
-import type { DriveTokenSigner } from '../../identity/auth/drive-token.js';
 
-export type { DriveTokenSigner } from '../../identity/auth/drive-token.js';
+/**
+ * Mints a drive access token (reference §1.8 `access-token`). The identity plane owns the signing
+ * key; the composition root hands its signer in (planes/identity/auth/drive-token.ts).
+ */
+export type DriveTokenSigner = (
+  claims: { workspace: string; drive: string; subject: string },
+  ttlSeconds: number,
+) => Promise<string>;
 export const DRIVE_KIND = 'drive';
 export const DRIVE_TOKEN_TTL_SECONDS = 900;
 /** Said plainly in status and events until a storage backend serves drives (issue 3). */

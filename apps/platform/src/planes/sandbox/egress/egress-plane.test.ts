@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChangeFeed } from '../../../framework/change-feed.js';
+import { SecretBox } from '../../../framework/secrets.js';
 import { EgressPlane, gatewayAddress, SHARED_PORTS } from './egress-plane.js';
 
 describe('egress plane', () => {
@@ -43,7 +44,7 @@ describe('egress plane', () => {
       ensureBridge: async () => undefined,
       live: { all: () => [] },
       resources: { getById: async () => undefined, update: async () => undefined },
-      secretKey: new Uint8Array(32),
+      secrets: new SecretBox(new Uint8Array(32)),
       changes: new ChangeFeed(),
       runner: { run: async () => ({ code: 0, stdout: '', stderr: '' }) },
       netnsOf: (id: string) => `tarmac-${id}`,

@@ -1,15 +1,15 @@
-// Composition of egress for main.ts (ARCHITECTURE.md beside this file): the platform CA, the
+// Egress for the composition root (compose.ts) (ARCHITECTURE.md beside this file): the platform CA, the
 // proxy on the sandbox bridge's gateway address, the per-sandbox policies and the tunnel routes.
 // Two steps because of an ordering knot: the sandbox plane needs the proxy URL and CA files
 // before its controllers start sandboxes (`prepare`), and the proxy needs the plane's bridge and
-// live-sandbox map (`start`). Only main.ts calls these (they open files and a socket).
+// live-sandbox map (`start`). Only compose.ts calls these (they open files and a socket).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CommandRunner, HostFile } from '@tarmac/engine';
 import type { ResourceRow } from '@tarmac/store';
 import type { SandboxSpec } from '@tarmac/contract';
 import { SANDBOX_KIND } from '../records/sandbox-record.js';
 import { sandboxSecretContext, viewSandboxSpec } from '../records/sandbox-secrets.js';
-import { SecretBox } from '../../../framework/secrets.js';
+import type { SecretBox } from '../../../framework/secrets.js';
 import type { ChangeFeed } from '../../../framework/change-feed.js';
 import { handleTunnelRoute } from '../tunnel/tunnel-routes.js';
 import { TunnelService } from '../tunnel/tunnel-service.js';
@@ -56,8 +56,8 @@ export interface EgressAttach {
       expectedRevision: number,
     ): Promise<unknown>;
   };
-  /** Key of the SecretBox sealing `proxy.routing[].secrets` (keys/secrets.key). */
-  secretKey: Uint8Array;
+  /** The SecretBox sealing `proxy.routing[].secrets` (keys/secrets.key; one per process). */
+  secrets: SecretBox;
   changes: ChangeFeed;
   runner: CommandRunner;
   netnsOf: (engineId: string) => string;
@@ -114,7 +114,7 @@ export class EgressPlane {
   async start(a: EgressAttach): Promise<void> {
     await a.ensureBridge();
     const blocked = alwaysBlocked([this.s.subnet]);
-    const box = new SecretBox(a.secretKey);
+    const box = a.secrets;
     this.policies = new SandboxPolicies({
       live: a.live,
       resources: a.resources,
