@@ -14,13 +14,14 @@ import { assertSameName, envelopeMetadata, eventsOf, metadataColumns } from '../
 import { sealEnvs, viewEnvs } from '../../../framework/secrets.js';
 import { secretContext } from '../workloads/workload-secrets.js';
 import type { WorkloadDeps } from '../workloads/workload.service.js';
+import { APPLICATION_KIND } from '../../../framework/kinds.js';
+export { APPLICATION_KIND } from '../../../framework/kinds.js';
 
 /**
  * Applications (spec "Application"; reference §1.5): long-running public deployments. `PUT`
  * upserts; every create or update generates a revision from the spec (image, envs, memory, port);
  * `status` is the plain string of the newest event (spec: "computed from events").
  */
-export const APPLICATION_KIND = 'application';
 const MAX_REVISIONS = 20;
 
 /** What the row stores: the caller's spec (envs sealed) plus the generated revisions. */

@@ -6,6 +6,8 @@ import { ResourceCollection, mapPage } from '../../../framework/collection.js';
 import { newEvent } from '../../../framework/events.js';
 import { assertSameName, envelopeMetadata, eventsOf, metadataColumns } from '../../../framework/envelope.js';
 import type { CollectionDeps } from '../../../framework/collection.js';
+import { CUSTOM_DOMAIN_KIND } from '../../../framework/kinds.js';
+export { CUSTOM_DOMAIN_KIND } from '../../../framework/kinds.js';
 
 /**
  * Custom domains (reference §1.15). The name is the domain. A new domain is `pending` with the DNS
@@ -13,7 +15,6 @@ import type { CollectionDeps } from '../../../framework/collection.js';
  * Verification (`POST .../verify`, a DNS lookup) belongs to the previews/ingress work and is not
  * served yet, so the status stays `pending`.
  */
-export const CUSTOM_DOMAIN_KIND = 'custom-domain';
 type Input = {
   metadata: MetadataInput;
   spec: Pick<CustomDomainSpec, 'domainType' | 'region' | 'fallbackPreviewId' | 'subjectAlternativeNames'>;

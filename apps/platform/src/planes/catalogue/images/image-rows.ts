@@ -1,14 +1,13 @@
 import type { Image } from '@tarmac/contract';
 import type { ResourceRow } from '@tarmac/store';
 import { eventsOf } from '../../../framework/envelope.js';
+export { IMAGE_KIND, PENDING_SHARE_KIND } from '../../../framework/kinds.js';
 
 /**
  * How an image is stored: one `image` row per repository, named `{resourceType}/{imageName}` (so
  * one keyset listing covers every resource type). `spec.tags[].source` keeps the prebuilt ref each tag points at;
  * `system` holds who shared it here (`sourceWorkspace`) and where it is shared to (`shares`).
  */
-export const IMAGE_KIND = 'image';
-export const PENDING_SHARE_KIND = 'pending-image-share';
 
 export interface StoredTag {
   name: string;

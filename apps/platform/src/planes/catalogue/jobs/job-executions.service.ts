@@ -2,6 +2,8 @@ import type { JobExecution } from '@tarmac/contract';
 import { notFound, type PageRequest, type PageResult } from '@tarmac/server-kit';
 import type { ResourceRow, Store } from '@tarmac/store';
 import { mapPage } from '../../../framework/collection.js';
+import { JOB_EXECUTION_KIND } from '../../../framework/kinds.js';
+export { JOB_EXECUTION_KIND } from '../../../framework/kinds.js';
 
 /**
  * Job executions (reference §1.4, §2.4), listed and fetched here. They are stored as resources of
@@ -9,7 +11,6 @@ import { mapPage } from '../../../framework/collection.js';
  * advances them. The row's spec holds the execution's `spec`, `system` its metadata extras, stats
  * and tasks, `status` its execution status.
  */
-export const JOB_EXECUTION_KIND = 'job-execution';
 
 type StoredExecution = ResourceRow<JobExecution['spec']>;
 

@@ -1,14 +1,13 @@
 import type { PageRequest } from '@tarmac/server-kit';
 import { ApiError } from '@tarmac/server-kit';
 import type { ResourceRow, Store } from '@tarmac/store';
+export { CONNECTION_KIND, POLICY_KIND } from '../../../framework/kinds.js';
 
 /**
  * Names a workload spec refers to — integration connections and policies — must exist in the
  * workspace (issue 3: "POST /v0/functions referencing a connection that does not exist is a 400
  * naming it"), and a referenced one cannot be deleted (reference §1.11 "DELETE can return 409").
  */
-export const CONNECTION_KIND = 'integration-connection';
-export const POLICY_KIND = 'policy';
 
 const PAGE: PageRequest = { sort: 'createdAt:asc', limit: 200 };
 

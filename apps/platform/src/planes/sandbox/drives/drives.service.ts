@@ -10,6 +10,8 @@ import {
 } from '../../../framework/collection.js';
 import { newEvent, statusFromEvents } from '../../../framework/events.js';
 import { assertSameName, envelopeMetadata, eventsOf, metadataColumns } from '../../../framework/envelope.js';
+import { DRIVE_KIND } from '../../../framework/kinds.js';
+export { DRIVE_KIND } from '../../../framework/kinds.js';
 
 /**
  * Mints a drive access token (reference §1.8 `access-token`). The identity plane owns the signing
@@ -19,7 +21,6 @@ export type DriveTokenSigner = (
   claims: { workspace: string; drive: string; subject: string },
   ttlSeconds: number,
 ) => Promise<string>;
-export const DRIVE_KIND = 'drive';
 export const DRIVE_TOKEN_TTL_SECONDS = 900;
 /** Said plainly in status and events until a storage backend serves drives (issue 3). */
 export const NOT_BACKED_MESSAGE =

@@ -8,7 +8,7 @@
  */
 import { lifecycleDurationSeconds, type PreviewSpec } from '@tarmac/contract';
 import type { ResourceRow, Store } from '@tarmac/store';
-import { CUSTOM_DOMAIN_KIND } from '../../catalogue/custom-domains/custom-domains.service.js';
+import { CUSTOM_DOMAIN_KIND } from '../../../framework/kinds.js';
 import { PREVIEW_KIND } from './previews.service.js';
 import type { ChangeFeed } from '../../../framework/change-feed.js';
 import { customHostname, type PreviewAddress } from './preview-address.js';

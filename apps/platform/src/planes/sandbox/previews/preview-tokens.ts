@@ -6,8 +6,9 @@ import { ResourceCollection, mapPage, type CollectionDeps } from '../../../frame
 import { newEvent } from '../../../framework/events.js';
 import { hashSecret, secretMatches } from '../../../framework/credentials.js';
 import type { PreviewsService } from './previews.service.js';
+import { PREVIEW_TOKEN_KIND } from '../../../framework/kinds.js';
+export { PREVIEW_TOKEN_KIND } from '../../../framework/kinds.js';
 
-export const PREVIEW_TOKEN_KIND = 'preview-token';
 const TOKEN_PREFIX = 'tpv_';
 
 interface TokenSpec {

@@ -8,8 +8,8 @@ import { customDomainUrl, previewHostUrl } from '../../../framework/hosts.js';
 import { assertSameName } from '../../../framework/envelope.js';
 import type { SandboxesService } from '../records/sandboxes.service.js';
 import { PreviewTokens } from './preview-tokens.js';
-
-export const PREVIEW_KIND = 'preview';
+import { PREVIEW_KIND } from '../../../framework/kinds.js';
+export { PREVIEW_KIND } from '../../../framework/kinds.js';
 
 /**
  * Sandbox previews (spec "Sandbox preview"; reference §1.6, §2.6): records under their sandbox

@@ -4,6 +4,7 @@
  * read defensively, since a record written by an older version must not crash a reconcile loop.
  */
 import type { ResourceRow } from '@tarmac/store';
+export { SANDBOX_KIND, VOLUME_KIND } from '../../../framework/kinds.js';
 
 export interface EnvVar {
   name: string;
@@ -47,9 +48,6 @@ export interface SandboxSystem {
 }
 
 export type SandboxRow = ResourceRow<SandboxSpecView>;
-
-export const SANDBOX_KIND = 'sandbox';
-export const VOLUME_KIND = 'volume';
 
 /** Default memory when the spec has none (reference sandbox-api.md: SDK default 4096 MB). */
 export const DEFAULT_MEMORY_MB = 4096;

@@ -23,6 +23,8 @@ import type { VolumesService } from '../volumes/volumes.service.js';
 import { validateNetworkSpec } from './validate.js';
 import { sandboxExpiresIn } from './sandbox-expiry.js';
 import { sandboxSecretContext, sealSandboxSpec, viewSandboxSpec } from './sandbox-secrets.js';
+import { SANDBOX_KIND } from '../../../framework/kinds.js';
+export { SANDBOX_KIND } from '../../../framework/kinds.js';
 
 /**
  * `spec.network` must be applicable as written (egress/validate.ts): an unsupported feature is a
@@ -39,7 +41,6 @@ function checkNetwork(spec: SandboxSpec): void {
 }
 
 /** Kind string of sandbox records in the resources table (contract with the controller: README.md). */
-export const SANDBOX_KIND = 'sandbox';
 /** Statuses in which a sandbox no longer counts as existing for createIfNotExist (spec "States"). */
 const GONE = new Set(['FAILED', 'TERMINATED', 'TERMINATING', 'DELETING']);
 

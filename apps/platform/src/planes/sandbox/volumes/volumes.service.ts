@@ -10,8 +10,9 @@ import {
 } from '../../../framework/collection.js';
 import { newEvent, statusFromEvents } from '../../../framework/events.js';
 import { assertSameName, envelopeMetadata, eventsOf, metadataColumns } from '../../../framework/envelope.js';
+import { VOLUME_KIND } from '../../../framework/kinds.js';
+export { VOLUME_KIND } from '../../../framework/kinds.js';
 
-export const VOLUME_KIND = 'volume';
 /** Default size in MB (reference sandbox-api §5: SDK default 1024). */
 export const DEFAULT_VOLUME_SIZE_MB = 1024;
 
