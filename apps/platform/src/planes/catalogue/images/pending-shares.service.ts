@@ -5,7 +5,6 @@ import { randomBytes } from 'node:crypto';
 import { ResourceCollection, type CollectionDeps } from '../../../framework/collection.js';
 import { newEvent } from '../../../framework/events.js';
 import { PENDING_SHARE_KIND, splitKey, type ImageRow } from './image-rows.js';
-import type { ImagesService } from './images.service.js';
 
 /**
  * Cross-account image shares (reference §1.9 "Pending shares"): the source opens one (202), an
@@ -23,12 +22,18 @@ interface ShareSpec {
 }
 type ShareRow = ResourceRow<ShareSpec>;
 
+/** What accepting a share needs of the images service (handed in by it; no import back). */
+export interface ImageSource {
+  row(workspace: string, resourceType: string, name: string): Promise<ImageRow>;
+  copyInto(source: ImageRow, targetWorkspace: string, actor: string, force: boolean): Promise<Image>;
+}
+
 export class PendingSharesService {
   private readonly rows: ResourceCollection<ShareSpec>;
 
   constructor(
     private readonly deps: CollectionDeps,
-    private readonly images: ImagesService,
+    private readonly images: ImageSource,
   ) {
     this.rows = new ResourceCollection(deps, PENDING_SHARE_KIND, 'Pending image share');
   }

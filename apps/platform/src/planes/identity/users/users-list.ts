@@ -1,8 +1,27 @@
 import type { Role, WorkspaceUser } from '@tarmac/contract';
 import type { PageRequest, PageResult } from '@tarmac/server-kit';
-import type { InvitationRow, Store } from '@tarmac/store';
+import type { InvitationRow, PrincipalRow, Store } from '@tarmac/store';
 import { PREFIX } from '../../../framework/credentials.js';
-import { toWorkspaceUser } from './users.service.js';
+
+/** A member as the users API shows it (reference §1.13 `WorkspaceUser`). */
+export function toWorkspaceUser(
+  row: PrincipalRow,
+  role: Role,
+  source: WorkspaceUser['source'] = 'invitation',
+): WorkspaceUser {
+  const [given = '', ...family] = row.name.split(' ');
+  return {
+    sub: row.id,
+    email: row.email ?? '',
+    email_verified: false,
+    given_name: given,
+    family_name: family.join(' '),
+    role,
+    accepted: true,
+    expired: false,
+    source,
+  };
+}
 
 /**
  * `GET /v0/users` (reference §1.13: `WorkspaceUser[]` with `accepted` and `expired`): the members,

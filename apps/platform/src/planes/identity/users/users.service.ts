@@ -17,29 +17,10 @@ import {
 import type { PrincipalRow, Store } from '@tarmac/store';
 import type { ApiKeysService } from '../api-keys/api-keys.service.js';
 import { PREFIX, hashSecret, randomId, randomSecret } from '../../../framework/credentials.js';
-import { listWorkspaceUsers } from './users-list.js';
+import { listWorkspaceUsers, toWorkspaceUser } from './users-list.js';
 
 type PendingInvitation = z.infer<typeof pendingInvitationSchema>;
 const INVITATION_TTL_MS = 7 * 86_400_000;
-
-export function toWorkspaceUser(
-  row: PrincipalRow,
-  role: Role,
-  source: WorkspaceUser['source'] = 'invitation',
-): WorkspaceUser {
-  const [given = '', ...family] = row.name.split(' ');
-  return {
-    sub: row.id,
-    email: row.email ?? '',
-    email_verified: false,
-    given_name: given,
-    family_name: family.join(' '),
-    role,
-    accepted: true,
-    expired: false,
-    source,
-  };
-}
 
 /**
  * Users of a workspace (reference §1.13). Self-hosted, with no mail server and no identity

@@ -5,11 +5,15 @@ import { randomBytes } from 'node:crypto';
 import { ResourceCollection, mapPage, type CollectionDeps } from '../../../framework/collection.js';
 import { newEvent } from '../../../framework/events.js';
 import { hashSecret, secretMatches } from '../../../framework/credentials.js';
-import type { PreviewsService } from './previews.service.js';
 import { PREVIEW_TOKEN_KIND } from '../../../framework/kinds.js';
 export { PREVIEW_TOKEN_KIND } from '../../../framework/kinds.js';
 
 const TOKEN_PREFIX = 'tpv_';
+
+/** What tokens need of the previews service: that the preview exists (handed in; no import back). */
+export interface PreviewLookup {
+  get(ws: WorkspaceAccess, sandboxName: string, previewName: string): Promise<unknown>;
+}
 
 interface TokenSpec {
   expiresAt: string;
@@ -24,7 +28,7 @@ export class PreviewTokens {
 
   constructor(
     private readonly deps: CollectionDeps,
-    private readonly previews: PreviewsService,
+    private readonly previews: PreviewLookup,
   ) {
     this.col = new ResourceCollection<TokenSpec>(deps, PREVIEW_TOKEN_KIND, 'Preview token');
   }
