@@ -1,7 +1,7 @@
 import { jobRoutes, type JobSpec } from '@tarmac/contract';
-import { mountRoute, principalOf, workspaceOf, type RouteDeps, type ServerEnv } from '@tarmac/server-kit';
+import { mountRoute, workspaceOf, type RouteDeps, type ServerEnv } from '@tarmac/server-kit';
 import type { Hono } from 'hono';
-import { listFilter } from '../../../framework/collection.js';
+import { registerCrudRoutes } from '../../../framework/crud-routes.js';
 import { WorkloadService, type WorkloadDeps } from '../workloads/workload.service.js';
 import { JobExecutionsService } from './job-executions.service.js';
 
@@ -24,24 +24,7 @@ export type JobServices = ReturnType<typeof jobServices>;
 
 export function registerJobRoutes(app: Hono<ServerEnv>, deps: RouteDeps, s: JobServices): void {
   const r = jobRoutes;
-  mountRoute(app, deps, r.list, async ({ ctx, page, query }) =>
-    s.jobs.list(workspaceOf(ctx).name, page, listFilter(query)),
-  );
-  mountRoute(app, deps, r.create, async ({ ctx, body }) =>
-    s.jobs.create(workspaceOf(ctx).name, principalOf(ctx).id, body),
-  );
-  mountRoute(app, deps, r.get, async ({ ctx, params, query }) =>
-    s.jobs.get(workspaceOf(ctx), params.jobId, query.show_secrets ?? false),
-  );
-  mountRoute(app, deps, r.update, async ({ ctx, params, body }) =>
-    s.jobs.update(workspaceOf(ctx).name, principalOf(ctx).id, params.jobId, body),
-  );
-  mountRoute(app, deps, r.delete, async ({ ctx, params }) =>
-    s.jobs.delete(workspaceOf(ctx).name, params.jobId),
-  );
-  mountRoute(app, deps, r.revisions, async ({ ctx, params }) =>
-    s.jobs.revisions(workspaceOf(ctx).name, params.jobId),
-  );
+  registerCrudRoutes(app, deps, r, s.jobs, { nameParam: 'jobId', showSecrets: true, upsert: false });
   mountRoute(app, deps, r.listExecutions, async ({ ctx, params, page }) =>
     s.executions.list(workspaceOf(ctx).name, params.jobId, page),
   );

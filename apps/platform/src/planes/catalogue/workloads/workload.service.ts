@@ -73,11 +73,11 @@ export class WorkloadService<Spec extends WorkloadSpec> {
   }
 
   async list(
-    workspace: string,
+    ws: WorkspaceAccess,
     page: PageRequest,
     filter: ResourceFilter,
   ): Promise<PageResult<WorkloadView<Spec>>> {
-    return mapPage(await this.rows.list(workspace, page, filter), (row) => this.view(row, 'mask'));
+    return mapPage(await this.rows.list(ws.name, page, filter), (row) => this.view(row, 'mask'));
   }
 
   /** `show_secrets=true` reveals secret values to workspace admins only (spec Authentication rule 4). */
@@ -88,7 +88,8 @@ export class WorkloadService<Spec extends WorkloadSpec> {
     return this.view(await this.rows.get(access.name, name), showSecrets ? 'reveal' : 'mask');
   }
 
-  async create(workspace: string, actor: string, input: WorkloadInput<Spec>): Promise<WorkloadView<Spec>> {
+  async create(ws: WorkspaceAccess, actor: string, input: WorkloadInput<Spec>): Promise<WorkloadView<Spec>> {
+    const workspace = ws.name;
     await this.checkReferences(workspace, input.spec);
     const name = input.metadata.name;
     const sealed = sealSpec(
@@ -113,16 +114,17 @@ export class WorkloadService<Spec extends WorkloadSpec> {
 
   /** PUT: replaces spec, displayName and labels; with `upsert` (models) creates a missing one. */
   async update(
-    workspace: string,
+    ws: WorkspaceAccess,
     actor: string,
     name: string,
     input: WorkloadInput<Spec>,
     upsert = false,
   ): Promise<WorkloadView<Spec>> {
+    const workspace = ws.name;
     assertSameName(name, input.metadata.name);
     const before = await this.rows.find(workspace, name);
     if (!before) {
-      if (upsert) return this.create(workspace, actor, input);
+      if (upsert) return this.create(ws, actor, input);
       await this.rows.get(workspace, name); // the 404
     }
     const row = before!;
@@ -150,15 +152,15 @@ export class WorkloadService<Spec extends WorkloadSpec> {
   }
 
   /** Removes the workload; the answer is the resource as it was, marked DELETING (reference §0). */
-  async delete(workspace: string, name: string): Promise<WorkloadView<Spec>> {
-    const row = await this.rows.get(workspace, name);
+  async delete(ws: WorkspaceAccess, name: string): Promise<WorkloadView<Spec>> {
+    const row = await this.rows.get(ws.name, name);
     await this.rows.remove(row);
     return { ...this.view(row, 'mask'), status: 'DELETING' };
   }
 
   /** `RevisionMetadata[]` newest first (reference §1.1): the newest is active and takes all traffic. */
-  async revisions(workspace: string, name: string): Promise<RevisionMetadata[]> {
-    const row = await this.rows.get(workspace, name);
+  async revisions(ws: WorkspaceAccess, name: string): Promise<RevisionMetadata[]> {
+    const row = await this.rows.get(ws.name, name);
     return this.storedRevisions(row).map((rev, index) => ({
       id: rev.id,
       active: index === 0,
