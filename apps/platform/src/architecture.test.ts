@@ -144,7 +144,7 @@ describe('apps/platform/ARCHITECTURE.md', () => {
       }
     };
     walk(SRC);
-    const listed = [...map.matchAll(/^\| `src\/([^`]+?)\/?` \|/gm)].map((m) => m[1]!);
+    const listed = [...map.matchAll(/^\|\s*`src\/([^`]*?)\/?`\s*\|/gm)].map((m) => m[1]!);
     expect(listed.filter((f) => f !== '' && !folders.includes(f))).toEqual([]);
     expect(folders.filter((f) => !listed.includes(f))).toEqual([]);
   });
