@@ -51,7 +51,7 @@ export interface PlatformDeps {
   hosts?: Partial<HostConfig>;
   /** Whether a sandbox image reference can be run (engine image store); accept-all when absent. */
   validateImage?: (ref: string) => Promise<boolean>;
-  /** USD per unit of each billing dimension (metering/prices.ts); defaults when absent. */
+  /** USD per unit of each billing dimension (planes/metering/prices.ts); defaults when absent. */
   prices?: PriceTable;
 }
 

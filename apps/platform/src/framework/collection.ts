@@ -18,7 +18,7 @@ export interface CollectionDeps {
   store: Store;
   feed: ChangeFeed;
   now: () => Date;
-  /** Encrypts secret values at rest (resources/secrets.ts). */
+  /** Encrypts secret values at rest (framework/secrets.ts). */
   secrets: SecretBox;
   /** Host-style public URLs of sandboxes and previews. */
   hosts: HostConfig;
