@@ -10,6 +10,7 @@ import {
 } from '@tarmac/store';
 import { randomUUID } from 'node:crypto';
 import type { ChangeFeed } from './change-feed.js';
+import { readModifyWrite } from './read-modify-write.js';
 import type { HostConfig } from './hosts.js';
 import type { SecretBox } from './secrets.js';
 
@@ -143,16 +144,17 @@ export class ResourceCollection<Spec> {
     change: (row: ResourceRow<Spec>) => Promise<{ patch: ResourcePatch; event?: CoreEvent } | undefined>,
     parent = '',
   ): Promise<ResourceRow<Spec>> {
-    for (let attempt = 1; ; attempt++) {
-      const row = await this.get(workspace, name, parent);
-      const next = await change(row);
-      if (!next) return row;
-      try {
-        return await this.write(row, next.patch, actor, next.event);
-      } catch (err) {
-        if (err instanceof StaleRevisionError && attempt < 5) continue;
-        throw this.mapped(row, err);
-      }
+    let last: ResourceRow<Spec> | undefined;
+    try {
+      const written = await readModifyWrite({
+        read: async () => (last = await this.get(workspace, name, parent)),
+        change,
+        write: (row, next) => this.write(row, next.patch, actor, next.event),
+        attempts: 5,
+      });
+      return written!; // `get` throws the 404, so a row was read
+    } catch (err) {
+      throw last ? this.mapped(last, err) : err;
     }
   }
 
