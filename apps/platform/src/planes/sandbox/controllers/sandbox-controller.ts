@@ -26,6 +26,7 @@ import { sandboxEngineId, volumeEngineName } from './engine-ids.js';
 import { KeyedQueue } from './keyed-queue.js';
 import type { LiveSandboxes } from './live-sandboxes.js';
 import { event, mutate, type Resources } from './record-writer.js';
+import { holderOf, holderPatch, sandboxHolder } from '../records/volume-holder.js';
 import {
   DEFAULT_MEMORY_MB,
   SANDBOX_KIND,
@@ -347,16 +348,16 @@ export class SandboxController {
    * deploy and frees them once the sandbox is gone, so its data can be mounted by the next one.
    */
   private async markVolumes(row: SandboxRow, attach: boolean): Promise<void> {
-    const holder = `sandbox:${row.name}`;
+    const holder = sandboxHolder(row.name);
     for (const v of row.spec.volumes ?? []) {
       const vol = await this.o.resources.get(row.workspace, VOLUME_KIND, v.name);
       if (!vol || vol.terminatedAt) continue;
       await mutate(this.o.resources, vol.id, (r) => {
-        const current = typeof r.system.attachedTo === 'string' ? r.system.attachedTo : '';
+        const current = holderOf(r);
         if (attach ? current !== '' : current !== holder) return undefined; // free or someone else's
         const message = attach ? `Attached to ${holder}` : `Detached from ${holder}`;
         return {
-          system: { ...r.system, attachedTo: attach ? holder : '' },
+          ...holderPatch(r, attach ? holder : ''),
           events: [
             ...r.events,
             event(attach ? 'attached' : 'detached', r.status ?? 'DEPLOYED', message, this.date()),

@@ -11,6 +11,7 @@ import {
 import { newEvent, statusFromEvents } from '../../../framework/events.js';
 import { assertSameName, envelopeMetadata, eventsOf, metadataColumns } from '../../../framework/envelope.js';
 import { VOLUME_KIND } from '../../../framework/kinds.js';
+import { holderOf, holderPatch } from '../records/volume-holder.js';
 export { VOLUME_KIND } from '../../../framework/kinds.js';
 
 /** Default size in MB (reference sandbox-api §5: SDK default 1024). */
@@ -40,7 +41,7 @@ export class VolumesService {
       metadata: envelopeMetadata(row, `${this.deps.apiUrl()}/v0/volumes/${row.name}`),
       spec: row.spec,
       events: eventsOf(row),
-      state: { attachedTo: typeof row.system.attachedTo === 'string' ? row.system.attachedTo : '' },
+      state: { attachedTo: holderOf(row) },
       status: statusFromEvents(row.events),
       ...(row.terminatedAt ? { terminatedAt: row.terminatedAt } : {}),
     };
@@ -125,7 +126,7 @@ export class VolumesService {
   async delete(ws: WorkspaceAccess, actor: string, name: string): Promise<Volume> {
     const row = await this.col.mutate(ws.name, name, actor, async (current) => {
       if (current.terminatedAt) return undefined;
-      const holder = typeof current.system.attachedTo === 'string' ? current.system.attachedTo : '';
+      const holder = holderOf(current);
       if (holder) throw conflict(`Volume "${name}" is attached to ${holder}; delete or detach it first`);
       const at = this.deps.now();
       const event = newEvent(current, 'terminated', 'TERMINATED', 'Volume marked for termination', at);
@@ -144,7 +145,7 @@ export class VolumesService {
     if (!exists || exists.terminatedAt) throw invalidField(field, `volume "${name}" does not exist`);
     await this.col.mutate(workspace, name, actor, async (row) => {
       if (row.terminatedAt) throw invalidField(field, `volume "${name}" does not exist`);
-      const current = typeof row.system.attachedTo === 'string' ? row.system.attachedTo : '';
+      const current = holderOf(row);
       if (current === holder) return undefined;
       if (current) throw conflict(`Volume "${name}" is already attached to ${current}`);
       const event = newEvent(
@@ -154,7 +155,7 @@ export class VolumesService {
         `Attached to ${holder}`,
         this.deps.now(),
       );
-      return { patch: { system: { ...row.system, attachedTo: holder } }, event };
+      return { patch: holderPatch(row, holder), event };
     });
   }
 
@@ -170,7 +171,7 @@ export class VolumesService {
         `Detached from ${holder}`,
         this.deps.now(),
       );
-      return { patch: { system: { ...row.system, attachedTo: '' } }, event };
+      return { patch: holderPatch(row, ''), event };
     });
   }
 
