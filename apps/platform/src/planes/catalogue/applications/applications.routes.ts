@@ -10,22 +10,18 @@ export function registerApplicationRoutes(
   apps: ApplicationsService,
 ): void {
   const r = applicationRoutes;
-  mountRoute(app, deps, r.list, async ({ ctx, page }) =>
-    apps.list(workspaceOf(ctx).name, page, listFilter({})),
-  );
+  mountRoute(app, deps, r.list, async ({ ctx, page }) => apps.list(workspaceOf(ctx), page, listFilter({})));
   mountRoute(app, deps, r.create, async ({ ctx, body }) =>
-    apps.create(workspaceOf(ctx).name, principalOf(ctx).id, body),
+    apps.create(workspaceOf(ctx), principalOf(ctx).id, body),
   );
-  mountRoute(app, deps, r.get, async ({ ctx, params }) =>
-    apps.get(workspaceOf(ctx).name, params.applicationName),
-  );
+  mountRoute(app, deps, r.get, async ({ ctx, params }) => apps.get(workspaceOf(ctx), params.applicationName));
   mountRoute(app, deps, r.update, async ({ ctx, params, body }) =>
-    apps.put(workspaceOf(ctx).name, principalOf(ctx).id, params.applicationName, body),
+    apps.put(workspaceOf(ctx), principalOf(ctx).id, params.applicationName, body),
   );
   mountRoute(app, deps, r.delete, async ({ ctx, params }) =>
-    apps.delete(workspaceOf(ctx).name, params.applicationName),
+    apps.delete(workspaceOf(ctx), params.applicationName),
   );
   mountRoute(app, deps, r.revisions, async ({ ctx, params }) =>
-    apps.revisions(workspaceOf(ctx).name, params.applicationName),
+    apps.revisions(workspaceOf(ctx), params.applicationName),
   );
 }

@@ -5,7 +5,7 @@ import type {
   ApplicationSpecInput,
   MetadataInput,
 } from '@tarmac/contract';
-import type { PageRequest, PageResult } from '@tarmac/server-kit';
+import type { PageRequest, PageResult, WorkspaceAccess } from '@tarmac/server-kit';
 import type { ResourceFilter, ResourceRow } from '@tarmac/store';
 import { randomBytes } from 'node:crypto';
 import { ResourceCollection, mapPage } from '../../../framework/collection.js';
@@ -37,19 +37,26 @@ export class ApplicationsService {
     this.rows = new ResourceCollection<StoredSpec>(deps, APPLICATION_KIND, 'Application');
   }
 
-  async list(workspace: string, page: PageRequest, filter: ResourceFilter): Promise<PageResult<Application>> {
+  async list(
+    ws: WorkspaceAccess,
+    page: PageRequest,
+    filter: ResourceFilter,
+  ): Promise<PageResult<Application>> {
+    const workspace = ws.name;
     return mapPage(await this.rows.list(workspace, page, filter), (row) => this.view(row));
   }
 
-  async get(workspace: string, name: string): Promise<Application> {
+  async get(ws: WorkspaceAccess, name: string): Promise<Application> {
+    const workspace = ws.name;
     return this.view(await this.rows.get(workspace, name));
   }
 
   async create(
-    workspace: string,
+    ws: WorkspaceAccess,
     actor: string,
     input: { metadata: MetadataInput; spec: ApplicationSpecInput },
   ) {
+    const workspace = ws.name;
     const name = input.metadata.name;
     const spec = this.nextSpec(workspace, name, actor, input.spec, undefined);
     const event = this.deploymentEvent(spec, undefined);
@@ -67,14 +74,15 @@ export class ApplicationsService {
 
   /** PUT upserts (spec Management API: `PUT /v0/applications/{applicationName}`). */
   async put(
-    workspace: string,
+    ws: WorkspaceAccess,
     actor: string,
     name: string,
     input: { metadata: MetadataInput; spec: ApplicationSpecInput },
   ): Promise<Application> {
+    const workspace = ws.name;
     assertSameName(name, input.metadata.name);
     const before = await this.rows.find(workspace, name);
-    if (!before) return this.create(workspace, actor, input);
+    if (!before) return this.create(ws, actor, input);
     const spec = this.nextSpec(workspace, name, actor, input.spec, before.spec);
     const event = this.deploymentEvent(spec, before);
     const updated = await this.rows.update(
@@ -86,13 +94,15 @@ export class ApplicationsService {
     return this.view(updated);
   }
 
-  async delete(workspace: string, name: string): Promise<Application> {
+  async delete(ws: WorkspaceAccess, name: string): Promise<Application> {
+    const workspace = ws.name;
     const row = await this.rows.get(workspace, name);
     await this.rows.remove(row);
     return { ...this.view(row), status: 'DELETING' };
   }
 
-  async revisions(workspace: string, name: string): Promise<AppRevision[]> {
+  async revisions(ws: WorkspaceAccess, name: string): Promise<AppRevision[]> {
+    const workspace = ws.name;
     const row = await this.rows.get(workspace, name);
     return this.view(row).spec.revisions;
   }

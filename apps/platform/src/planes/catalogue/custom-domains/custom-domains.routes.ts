@@ -9,17 +9,15 @@ export function registerCustomDomainRoutes(
   domains: CustomDomainsService,
 ): void {
   const r = customDomainRoutes;
-  mountRoute(app, deps, r.list, async ({ ctx, page }) => domains.list(workspaceOf(ctx).name, page));
+  mountRoute(app, deps, r.list, async ({ ctx, page }) => domains.list(workspaceOf(ctx), page));
   mountRoute(app, deps, r.create, async ({ ctx, body }) =>
-    domains.create(workspaceOf(ctx).name, principalOf(ctx).id, body),
+    domains.create(workspaceOf(ctx), principalOf(ctx).id, body),
   );
-  mountRoute(app, deps, r.get, async ({ ctx, params }) =>
-    domains.get(workspaceOf(ctx).name, params.domainName),
-  );
+  mountRoute(app, deps, r.get, async ({ ctx, params }) => domains.get(workspaceOf(ctx), params.domainName));
   mountRoute(app, deps, r.update, async ({ ctx, params, body }) =>
-    domains.update(workspaceOf(ctx).name, principalOf(ctx).id, params.domainName, body),
+    domains.update(workspaceOf(ctx), principalOf(ctx).id, params.domainName, body),
   );
   mountRoute(app, deps, r.delete, async ({ ctx, params }) =>
-    domains.delete(workspaceOf(ctx).name, params.domainName),
+    domains.delete(workspaceOf(ctx), params.domainName),
   );
 }

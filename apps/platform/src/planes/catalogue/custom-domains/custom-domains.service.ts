@@ -1,5 +1,5 @@
 import type { CustomDomain, CustomDomainSpec, MetadataInput } from '@tarmac/contract';
-import type { PageRequest, PageResult } from '@tarmac/server-kit';
+import type { PageRequest, PageResult, WorkspaceAccess } from '@tarmac/server-kit';
 import type { ResourceRow } from '@tarmac/store';
 import { createHash } from 'node:crypto';
 import { ResourceCollection, mapPage } from '../../../framework/collection.js';
@@ -32,15 +32,18 @@ export class CustomDomainsService {
     this.rows = new ResourceCollection(deps, CUSTOM_DOMAIN_KIND, 'Custom domain');
   }
 
-  async list(workspace: string, page: PageRequest): Promise<PageResult<CustomDomain>> {
+  async list(ws: WorkspaceAccess, page: PageRequest): Promise<PageResult<CustomDomain>> {
+    const workspace = ws.name;
     return mapPage(await this.rows.list(workspace, page), (row) => this.view(row));
   }
 
-  async get(workspace: string, name: string): Promise<CustomDomain> {
+  async get(ws: WorkspaceAccess, name: string): Promise<CustomDomain> {
+    const workspace = ws.name;
     return this.view(await this.rows.get(workspace, name.toLowerCase()));
   }
 
-  async create(workspace: string, actor: string, input: Input): Promise<CustomDomain> {
+  async create(ws: WorkspaceAccess, actor: string, input: Input): Promise<CustomDomain> {
+    const workspace = ws.name;
     const name = input.metadata.name;
     const spec: CustomDomainSpec = {
       ...input.spec,
@@ -71,7 +74,8 @@ export class CustomDomainsService {
     return this.view(row);
   }
 
-  async update(workspace: string, actor: string, name: string, input: Input): Promise<CustomDomain> {
+  async update(ws: WorkspaceAccess, actor: string, name: string, input: Input): Promise<CustomDomain> {
+    const workspace = ws.name;
     assertSameName(name.toLowerCase(), input.metadata.name);
     const row = await this.rows.get(workspace, name.toLowerCase());
     // Server-owned fields (status, records, verification) are kept; the caller's fields are replaced.
@@ -82,7 +86,8 @@ export class CustomDomainsService {
     );
   }
 
-  async delete(workspace: string, name: string): Promise<CustomDomain> {
+  async delete(ws: WorkspaceAccess, name: string): Promise<CustomDomain> {
+    const workspace = ws.name;
     const row = await this.rows.get(workspace, name.toLowerCase());
     await this.rows.remove(row);
     return this.view(row);

@@ -1,5 +1,5 @@
 import type { IntegrationConnection, IntegrationConnectionSpec, MetadataInput } from '@tarmac/contract';
-import { conflict, type PageRequest, type PageResult } from '@tarmac/server-kit';
+import { conflict, type PageRequest, type PageResult, type WorkspaceAccess } from '@tarmac/server-kit';
 import type { ResourceRow } from '@tarmac/store';
 import { ResourceCollection, mapPage } from '../../../framework/collection.js';
 import { newEvent } from '../../../framework/events.js';
@@ -27,15 +27,18 @@ export class ConnectionsService {
     this.rows = new ResourceCollection(deps, CONNECTION_KIND, 'Integration connection');
   }
 
-  async list(workspace: string, page: PageRequest): Promise<PageResult<IntegrationConnection>> {
+  async list(ws: WorkspaceAccess, page: PageRequest): Promise<PageResult<IntegrationConnection>> {
+    const workspace = ws.name;
     return mapPage(await this.rows.list(workspace, page), (row) => this.view(row));
   }
 
-  async get(workspace: string, name: string): Promise<IntegrationConnection> {
+  async get(ws: WorkspaceAccess, name: string): Promise<IntegrationConnection> {
+    const workspace = ws.name;
     return this.view(await this.rows.get(workspace, name));
   }
 
-  async create(workspace: string, actor: string, input: Input): Promise<IntegrationConnection> {
+  async create(ws: WorkspaceAccess, actor: string, input: Input): Promise<IntegrationConnection> {
+    const workspace = ws.name;
     const name = input.metadata.name;
     const spec = this.seal(workspace, name, input.spec, undefined);
     const row = await this.rows.create({
@@ -56,7 +59,13 @@ export class ConnectionsService {
     return this.view(row);
   }
 
-  async update(workspace: string, actor: string, name: string, input: Input): Promise<IntegrationConnection> {
+  async update(
+    ws: WorkspaceAccess,
+    actor: string,
+    name: string,
+    input: Input,
+  ): Promise<IntegrationConnection> {
+    const workspace = ws.name;
     assertSameName(name, input.metadata.name);
     const row = await this.rows.get(workspace, name);
     const spec = this.seal(workspace, name, input.spec, row.spec);
@@ -72,7 +81,8 @@ export class ConnectionsService {
     );
   }
 
-  async delete(workspace: string, name: string): Promise<IntegrationConnection> {
+  async delete(ws: WorkspaceAccess, name: string): Promise<IntegrationConnection> {
+    const workspace = ws.name;
     const row = await this.rows.get(workspace, name);
     const users = [
       ...(await referrers(this.deps.store, workspace, 'function', 'integrationConnections', name)).map(

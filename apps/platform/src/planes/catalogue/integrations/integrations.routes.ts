@@ -9,17 +9,17 @@ export function registerIntegrationRoutes(
   connections: ConnectionsService,
 ): void {
   const r = integrationConnectionRoutes;
-  mountRoute(app, deps, r.list, async ({ ctx, page }) => connections.list(workspaceOf(ctx).name, page));
+  mountRoute(app, deps, r.list, async ({ ctx, page }) => connections.list(workspaceOf(ctx), page));
   mountRoute(app, deps, r.create, async ({ ctx, body }) =>
-    connections.create(workspaceOf(ctx).name, principalOf(ctx).id, body),
+    connections.create(workspaceOf(ctx), principalOf(ctx).id, body),
   );
   mountRoute(app, deps, r.get, async ({ ctx, params }) =>
-    connections.get(workspaceOf(ctx).name, params.connectionName),
+    connections.get(workspaceOf(ctx), params.connectionName),
   );
   mountRoute(app, deps, r.update, async ({ ctx, params, body }) =>
-    connections.update(workspaceOf(ctx).name, principalOf(ctx).id, params.connectionName, body),
+    connections.update(workspaceOf(ctx), principalOf(ctx).id, params.connectionName, body),
   );
   mountRoute(app, deps, r.delete, async ({ ctx, params }) =>
-    connections.delete(workspaceOf(ctx).name, params.connectionName),
+    connections.delete(workspaceOf(ctx), params.connectionName),
   );
 }

@@ -1,5 +1,5 @@
 import type { MetadataInput, Policy, PolicySpec, PolicyUsages } from '@tarmac/contract';
-import { conflict, type PageRequest, type PageResult } from '@tarmac/server-kit';
+import { conflict, type PageRequest, type PageResult, type WorkspaceAccess } from '@tarmac/server-kit';
 import type { ResourceRow } from '@tarmac/store';
 import { ResourceCollection, mapPage } from '../../../framework/collection.js';
 import { newEvent } from '../../../framework/events.js';
@@ -33,17 +33,20 @@ export class PoliciesService {
     this.rows = new ResourceCollection(deps, POLICY_KIND, 'Policy');
   }
 
-  async list(workspace: string, page: PageRequest): Promise<PageResult<Policy>> {
+  async list(ws: WorkspaceAccess, page: PageRequest): Promise<PageResult<Policy>> {
+    const workspace = ws.name;
     const rows = await this.rows.list(workspace, page);
     const items = await Promise.all(rows.items.map((row) => this.view(row)));
     return { ...mapPage(rows, () => undefined), items };
   }
 
-  async get(workspace: string, name: string): Promise<Policy> {
+  async get(ws: WorkspaceAccess, name: string): Promise<Policy> {
+    const workspace = ws.name;
     return this.view(await this.rows.get(workspace, name));
   }
 
-  async create(workspace: string, actor: string, input: Input): Promise<Policy> {
+  async create(ws: WorkspaceAccess, actor: string, input: Input): Promise<Policy> {
+    const workspace = ws.name;
     const row = await this.rows.create({
       workspace,
       name: input.metadata.name,
@@ -62,7 +65,8 @@ export class PoliciesService {
     return this.view(row);
   }
 
-  async update(workspace: string, actor: string, name: string, input: Input): Promise<Policy> {
+  async update(ws: WorkspaceAccess, actor: string, name: string, input: Input): Promise<Policy> {
+    const workspace = ws.name;
     assertSameName(name, input.metadata.name);
     const row = await this.rows.get(workspace, name);
     const event = newEvent(
@@ -82,7 +86,8 @@ export class PoliciesService {
     );
   }
 
-  async delete(workspace: string, name: string): Promise<Policy> {
+  async delete(ws: WorkspaceAccess, name: string): Promise<Policy> {
+    const workspace = ws.name;
     const row = await this.rows.get(workspace, name);
     const usages = await this.usagesOf(workspace, name);
     const users = USERS.flatMap(([kind, key]) => usages[key].map((n) => `${kind} "${n}"`));
@@ -93,7 +98,8 @@ export class PoliciesService {
     return view;
   }
 
-  async usages(workspace: string, name: string): Promise<PolicyUsages> {
+  async usages(ws: WorkspaceAccess, name: string): Promise<PolicyUsages> {
+    const workspace = ws.name;
     await this.rows.get(workspace, name);
     return this.usagesOf(workspace, name);
   }
