@@ -16,16 +16,16 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { z } from 'zod';
-import { bootstrap } from '../apps/platform/src/bootstrap.js';
+import { bootstrap } from '../apps/platform/src/planes/identity/bootstrap.js';
 import {
   BearerAuthenticator,
   MembershipWorkspaceResolver,
-} from '../apps/platform/src/modules/identity/authenticator.js';
+} from '../apps/platform/src/planes/identity/auth/authenticator.js';
 import {
   generateSigningJwk,
   JwtService,
   signingKeyFromJwk,
-} from '../apps/platform/src/modules/identity/jwt.js';
+} from '../apps/platform/src/planes/identity/auth/jwt.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 9);
 const ITERATIONS = Number(process.env.ITERATIONS ?? 2000);

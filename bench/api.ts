@@ -16,8 +16,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { bootstrap } from '../apps/platform/src/bootstrap.js';
-import { generateSigningJwk, signingKeyFromJwk } from '../apps/platform/src/modules/identity/jwt.js';
+import { bootstrap } from '../apps/platform/src/planes/identity/bootstrap.js';
+import { generateSigningJwk, signingKeyFromJwk } from '../apps/platform/src/planes/identity/auth/jwt.js';
 
 const RECORDS = Number(process.env.RECORDS ?? 100_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 7);

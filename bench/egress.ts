@@ -13,11 +13,14 @@ import type { Duplex } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
-import { createCaMaterial, LeafCertificates } from '../apps/platform/src/egress/certificate-authority.js';
-import { staticLookup } from '../apps/platform/src/egress/destination-guard.js';
-import { readNetworkSettings } from '../apps/platform/src/egress/network-settings.js';
-import { compilePolicy } from '../apps/platform/src/egress/policy.js';
-import { EgressProxy } from '../apps/platform/src/egress/proxy-server.js';
+import {
+  createCaMaterial,
+  LeafCertificates,
+} from '../apps/platform/src/planes/sandbox/egress/certificate-authority.js';
+import { staticLookup } from '../apps/platform/src/planes/sandbox/egress/destination-guard.js';
+import { readNetworkSettings } from '../apps/platform/src/planes/sandbox/records/network-settings.js';
+import { compilePolicy } from '../apps/platform/src/planes/sandbox/egress/policy.js';
+import { EgressProxy } from '../apps/platform/src/planes/sandbox/egress/proxy-server.js';
 import { makeOutsideCerts } from '../tests/e2e/network/support/certs.js';
 
 const NS = 'tmeg-bench'; // fixed names: a run killed half-way is cleaned up by the next one

@@ -15,8 +15,8 @@ import { performance } from 'node:perf_hooks';
 import { BILLING_DIMENSIONS, type AccountMetricsQuery, type BillingDimension } from '@tarmac/contract';
 import { openStore, periodOf, type Store, type UsageSample } from '@tarmac/store';
 import { sql } from 'kysely';
-import { MetricsQueryEngine } from '../apps/platform/src/metering/query-engine.js';
-import { DEFAULT_PRICES } from '../apps/platform/src/metering/prices.js';
+import { MetricsQueryEngine } from '../apps/platform/src/planes/metering/query-engine.js';
+import { DEFAULT_PRICES } from '../apps/platform/src/planes/metering/prices.js';
 
 const ACCOUNT = 'acc_bench';
 const RESOURCES = 10_000;

@@ -11,7 +11,7 @@
 #   mmdebstrap  builds the base image tarmac/base:latest from Debian packages
 #   e2fsprogs   mkfs.ext4 for size-limited volumes
 #   wireguard-go, wireguard-tools   sandbox tunnels (PUT /network/tunnel/config): the kernel may have
-#               no wireguard module, so the userspace daemon (apps/platform/src/tunnel/wireguard.ts)
+#               no wireguard module, so the userspace daemon (apps/platform/src/planes/sandbox/tunnel/wireguard.ts)
 #   tar, mount, util-linux (losetup behind mount -o loop) are in every Debian base system.
 set -eu
 

@@ -2,35 +2,33 @@ import { billingRoutes, coreRoutes, type RouteSpec } from '@tarmac/contract';
 import { createManagementApp, CursorCodec, type RouteDeps } from '@tarmac/server-kit';
 import type { Store } from '@tarmac/store';
 import type { Logger } from 'pino';
-import { randomBytes } from 'node:crypto';
 import {
   computeStorageRoutes,
   computeStorageServices,
   registerComputeStorageRoutes,
-} from './resources/compute-storage.js';
-import { DEFAULT_HOSTS, type HostConfig } from './resources/hosts.js';
-import { SecretBox } from './resources/secrets.js';
-import { driveTokenSigner } from './modules/drives/drive-token.js';
-import { ChangeFeed } from './shared/change-feed.js';
+} from './planes/sandbox/compute-storage.js';
+import { DEFAULT_HOSTS, type HostConfig } from './framework/hosts.js';
+import { driveTokenSigner } from './planes/identity/auth/drive-token.js';
+import type { ChangeFeed } from './framework/change-feed.js';
 import {
   registerWorkloadCatalogueRoutes,
   workloadCatalogueRoutes,
   workloadCatalogueServices,
-} from './modules/workloads/catalogue.js';
-import { MetricsQueryEngine } from './metering/query-engine.js';
-import { DEFAULT_PRICES, type PriceTable } from './metering/prices.js';
-import { AccountsService } from './modules/accounts/accounts.service.js';
-import { ApiKeysService } from './modules/api-keys/api-keys.service.js';
-import { registerBillingRoutes } from './modules/billing/billing.routes.js';
-import { BillingService } from './modules/billing/billing.service.js';
-import { BearerAuthenticator, MembershipWorkspaceResolver } from './modules/identity/authenticator.js';
-import { registerIdentityRoutes } from './modules/identity/identity.routes.js';
-import { JwtService, type SigningKey } from './modules/identity/jwt.js';
-import { OAuthService } from './modules/oauth/oauth.service.js';
-import { registerOpsRoutes } from './modules/ops/ops.routes.js';
-import { ServiceAccountsService } from './modules/service-accounts/service-accounts.service.js';
-import { UsersService } from './modules/users/users.service.js';
-import { WorkspacesService } from './modules/workspaces/workspaces.service.js';
+} from './planes/catalogue/catalogue.js';
+import { MetricsQueryEngine } from './planes/metering/query-engine.js';
+import { DEFAULT_PRICES, type PriceTable } from './planes/metering/prices.js';
+import { AccountsService } from './planes/identity/accounts/accounts.service.js';
+import { ApiKeysService } from './planes/identity/api-keys/api-keys.service.js';
+import { registerBillingRoutes } from './planes/metering/billing/billing.routes.js';
+import { BillingService } from './planes/metering/billing/billing.service.js';
+import { registerIdentityRoutes } from './planes/identity/identity.routes.js';
+import type { SigningKey } from './planes/identity/auth/jwt.js';
+import { OAuthService } from './planes/identity/oauth/oauth.service.js';
+import { registerOpsRoutes } from './planes/ops/ops.routes.js';
+import { ServiceAccountsService } from './planes/identity/service-accounts/service-accounts.service.js';
+import { UsersService } from './planes/identity/users/users.service.js';
+import { WorkspacesService } from './planes/identity/workspaces/workspaces.service.js';
+import { sharedServices, type SharedServices } from './shared-services.js';
 
 export interface PlatformDeps {
   store: Store;
@@ -53,7 +51,7 @@ export interface PlatformDeps {
   hosts?: Partial<HostConfig>;
   /** Whether a sandbox image reference can be run (engine image store); accept-all when absent. */
   validateImage?: (ref: string) => Promise<boolean>;
-  /** USD per unit of each billing dimension (metering/prices.ts); defaults when absent. */
+  /** USD per unit of each billing dimension (planes/metering/prices.ts); defaults when absent. */
   prices?: PriceTable;
 }
 
@@ -65,14 +63,17 @@ export const managementRoutes: readonly RouteSpec[] = [
   ...workloadCatalogueRoutes,
 ];
 
-/** Builds the platform's HTTP app from its dependencies. No I/O: main.ts opens everything. */
-export function buildApp(deps: PlatformDeps) {
+/**
+ * Builds the platform's management HTTP app from its dependencies and the shared services (built
+ * here when the caller has none: tests, benchmarks). No I/O: main.ts opens everything.
+ */
+export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServices(deps)) {
   const nowMs = deps.now ?? Date.now;
   const now = () => new Date(nowMs());
-  const jwt = new JwtService(deps.signingKey, 'tarmac', nowMs);
+  const { jwt, changeFeed, secrets } = shared;
   const routeDeps: RouteDeps = {
-    authenticator: new BearerAuthenticator(deps.store, jwt, nowMs),
-    workspaces: new MembershipWorkspaceResolver(deps.store),
+    authenticator: shared.authenticator,
+    workspaces: shared.workspaces,
     cursors: new CursorCodec(deps.cursorSecret, nowMs),
     checkResponses: deps.checkResponses ?? false,
   };
@@ -115,9 +116,9 @@ export function buildApp(deps: PlatformDeps) {
     routeDeps,
     computeStorageServices({
       store: deps.store,
-      feed: deps.changeFeed ?? new ChangeFeed(),
+      feed: changeFeed,
       now,
-      secrets: new SecretBox(deps.secretKey ?? randomBytes(32)),
+      secrets,
       hosts: { ...DEFAULT_HOSTS, ...deps.hosts },
       apiUrl: deps.apiUrl,
       signDriveToken: driveTokenSigner(deps.signingKey, 'tarmac', nowMs),
@@ -129,9 +130,9 @@ export function buildApp(deps: PlatformDeps) {
     routeDeps,
     workloadCatalogueServices({
       store: deps.store,
-      feed: deps.changeFeed ?? new ChangeFeed(),
+      feed: changeFeed,
       now,
-      secrets: new SecretBox(deps.secretKey ?? randomBytes(32)),
+      secrets,
       apiUrl: deps.apiUrl,
       hosts: { ...DEFAULT_HOSTS, ...deps.hosts },
       // The run plane shares the management listener for now (ARCHITECTURE.md "Addresses").

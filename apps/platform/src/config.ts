@@ -1,3 +1,69 @@
+import { lifecycleDurationSeconds } from '@tarmac/contract';
+import { z } from 'zod';
+import { DEFAULT_METERING_INTERVAL_SECONDS } from './planes/metering/metering.js';
+import { DEFAULT_PRICES, priceOverridesSchema, type PriceTable } from './planes/metering/prices.js';
+import type { EngineConfig } from './planes/sandbox/controllers/engine-config.js';
+import { parseResolveList } from './planes/sandbox/egress/destination-guard.js';
+
+/**
+ * Every environment variable the platform process reads, in one schema (issue 13: one validated
+ * config; main.ts is the only reader of `process.env` and hands the result to compose.ts). Unset
+ * and empty mean the same: the default. A bad value is a ConfigError naming the variable (exit 2).
+ */
+const optional = z
+  .string()
+  .optional()
+  .transform((v) => (v === '' ? undefined : v));
+
+export const platformEnvSchema = z.object({
+  // Platform core (issue "Platform core" §2, §3); --home, --host and --port win over these.
+  /** Data directory: keys, credentials.json, the SQLite database, sandbox state (~/.tarmac). */
+  TARMAC_HOME: optional,
+  /** Listener address (127.0.0.1). */
+  TARMAC_HOST: optional,
+  /** Listener port, 0–65535; 0 picks a free one (8080). */
+  TARMAC_PORT: optional,
+  /** `postgres://…`; SQLite under TARMAC_HOME without it. */
+  TARMAC_DATABASE_URL: optional.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), {
+    message: 'TARMAC_DATABASE_URL must be a postgres:// URL (SQLite is the default without it)',
+  }),
+  /** Public base URL behind a proxy; otherwise derived from host and port. */
+  TARMAC_PUBLIC_URL: optional,
+  /** pino level (info). */
+  TARMAC_LOG_LEVEL: optional,
+  /** Domain and region of host-style sandbox and preview URLs (localhost; no region). */
+  TARMAC_DOMAIN: optional,
+  TARMAC_REGION: optional,
+
+  // Sandbox plane: engine and controllers (planes/sandbox/controllers/ARCHITECTURE.md).
+  /** Idle time before STANDBY: seconds or a duration (`15s`, `2m`); 15 s. */
+  TARMAC_STANDBY_AFTER: optional,
+  /** Image store shared between homes (tests: one base-image cache). */
+  TARMAC_IMAGE_DIR: optional,
+  /** Sandbox bridge and its IPv4 CIDR (tarmac0, 10.200.0.0/16). */
+  TARMAC_BRIDGE: optional,
+  TARMAC_SUBNET: optional,
+  /** The sandboxd bundle injected into sandboxes (the @tarmac/sandboxd build). */
+  TARMAC_SANDBOXD_BUNDLE: optional,
+  /** A static tini (/usr/bin/tini-static). */
+  TARMAC_TINI: optional,
+
+  // Sandbox plane: egress (planes/sandbox/egress/ARCHITECTURE.md).
+  /** Port of the egress proxy on the bridge gateway (3128). */
+  TARMAC_EGRESS_PORT: optional,
+  /** Tests: fixed DNS answers, `name=ip,…`. */
+  TARMAC_EGRESS_RESOLVE: optional,
+  /** Tests: a PEM file trusted for upstream TLS. */
+  TARMAC_EGRESS_EXTRA_CA: optional,
+
+  // Metering (planes/metering/ARCHITECTURE.md).
+  /** JSON object of price overrides, dimension → USD per unit. */
+  TARMAC_METERING_PRICES: optional,
+  /** Seconds between meter passes when no change notice arrives, (0, 3600]; 60. */
+  TARMAC_METERING_INTERVAL_SECONDS: optional,
+});
+export type PlatformEnv = z.infer<typeof platformEnvSchema>;
+
 /** Settings of one platform process, resolved from flags then environment then defaults. */
 export interface PlatformConfig {
   home: string;
@@ -8,6 +74,11 @@ export interface PlatformConfig {
   /** Public base URL override (behind a proxy); otherwise derived from host and port. */
   publicUrl: string | undefined;
   logLevel: string;
+  /** Host-style URL parts that differ from the defaults (framework/hosts.ts). */
+  hosts: { domain?: string; region?: string };
+  engine: EngineConfig;
+  egress: { port: number; resolve: Record<string, string>; extraCaFile: string | undefined };
+  metering: { prices: PriceTable; intervalMs: number };
 }
 
 export interface ConfigSources {
@@ -19,27 +90,97 @@ export interface ConfigSources {
 export class ConfigError extends Error {}
 
 export function resolveConfig({ flags, env, homedir }: ConfigSources): PlatformConfig {
+  const parsed = platformEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(issue?.message ?? 'invalid environment');
+  }
+  const e = parsed.data;
   const portText = flags.port ?? env.TARMAC_PORT ?? '8080';
   const port = Number(portText);
   if (!/^\d+$/.test(portText) || port > 65_535) {
     throw new ConfigError(`--port must be a number from 0 to 65535, got "${portText}"`);
   }
-  const databaseUrl = env.TARMAC_DATABASE_URL || undefined;
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('TARMAC_DATABASE_URL must be a postgres:// URL (SQLite is the default without it)');
-  }
   return {
     home: flags.home ?? env.TARMAC_HOME ?? `${homedir}/.tarmac`,
     host: flags.host ?? env.TARMAC_HOST ?? '127.0.0.1',
     port,
-    databaseUrl,
-    publicUrl: env.TARMAC_PUBLIC_URL || undefined,
+    databaseUrl: e.TARMAC_DATABASE_URL,
+    publicUrl: e.TARMAC_PUBLIC_URL,
     logLevel: env.TARMAC_LOG_LEVEL ?? 'info',
+    hosts: {
+      ...(e.TARMAC_DOMAIN ? { domain: e.TARMAC_DOMAIN } : {}),
+      ...(e.TARMAC_REGION ? { region: e.TARMAC_REGION } : {}),
+    },
+    engine: engineConfig(e),
+    egress: {
+      port: Number(env.TARMAC_EGRESS_PORT ?? '3128'),
+      resolve: parseResolveList(e.TARMAC_EGRESS_RESOLVE),
+      extraCaFile: e.TARMAC_EGRESS_EXTRA_CA,
+    },
+    metering: {
+      prices: prices(e.TARMAC_METERING_PRICES),
+      intervalMs: meteringIntervalMs(e.TARMAC_METERING_INTERVAL_SECONDS),
+    },
   };
 }
 
+function engineConfig(e: PlatformEnv): EngineConfig {
+  const standbyText = e.TARMAC_STANDBY_AFTER ?? '15s';
+  const standbySeconds = lifecycleDurationSeconds(
+    /^\d+$/.test(standbyText) ? `${standbyText}s` : standbyText,
+  );
+  if (standbySeconds === undefined || standbySeconds < 1) {
+    throw new ConfigError(
+      `TARMAC_STANDBY_AFTER must be seconds or a duration like 15s or 2m, got "${standbyText}"`,
+    );
+  }
+  return {
+    standbyAfterMs: standbySeconds * 1000,
+    imageDir: e.TARMAC_IMAGE_DIR,
+    network: {
+      ...(e.TARMAC_BRIDGE ? { bridge: e.TARMAC_BRIDGE } : {}),
+      ...(e.TARMAC_SUBNET ? { subnet: e.TARMAC_SUBNET } : {}),
+    },
+    sandboxDomain: e.TARMAC_DOMAIN ?? 'localhost',
+    sandboxdBundle: e.TARMAC_SANDBOXD_BUNDLE,
+    tiniBinary: e.TARMAC_TINI ?? '/usr/bin/tini-static',
+  };
+}
+
+/** Prices from a JSON object of overrides, e.g. `{"sandbox_compute_runtime_gbs": 0.00003}`. */
+function prices(overridesJson: string | undefined): PriceTable {
+  if (!overridesJson) return DEFAULT_PRICES;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(overridesJson);
+  } catch {
+    throw new ConfigError('TARMAC_METERING_PRICES must be a JSON object of dimension → USD per unit');
+  }
+  const result = priceOverridesSchema.safeParse(parsed);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new ConfigError(
+      `TARMAC_METERING_PRICES: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  return { ...DEFAULT_PRICES, ...result.data };
+}
+
+/** `TARMAC_METERING_INTERVAL_SECONDS` → milliseconds; a positive number of seconds, default 60. */
+function meteringIntervalMs(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_METERING_INTERVAL_SECONDS * 1000;
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600) {
+    throw new ConfigError(
+      `TARMAC_METERING_INTERVAL_SECONDS must be a number of seconds from 0 to 3600, got "${text}"`,
+    );
+  }
+  return Math.round(seconds * 1000);
+}
+
 /** The URL clients use: the public override, or the listener with a wildcard host shown as localhost. */
-export function baseUrl(config: PlatformConfig, boundPort: number): string {
+export function baseUrl(config: Pick<PlatformConfig, 'host' | 'publicUrl'>, boundPort: number): string {
   if (config.publicUrl) return config.publicUrl.replace(/\/+$/, '');
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const shown = host.includes(':') ? `[${host}]` : host;

@@ -32,7 +32,7 @@ export interface SandboxSpec {
   labels?: Record<string, string>;
   /**
    * Host files bind-mounted read-only into the sandbox (e.g. the egress CA bundle over the system
-   * trust store, apps/platform/src/egress/ARCHITECTURE.md).
+   * trust store, apps/platform/src/planes/sandbox/egress/ARCHITECTURE.md).
    */
   files?: HostFile[];
 }

@@ -10,13 +10,13 @@ import {
 export class ApiError extends Error {
   readonly status: number;
   constructor(
-    readonly code: ManagementErrorCode | (string & {}),
+    readonly code: ManagementErrorCode,
     message: string,
     options: { status?: number; details?: FieldIssue[]; extra?: Record<string, unknown> } = {},
   ) {
     super(message);
     this.name = 'ApiError';
-    this.status = options.status ?? managementErrorStatus[code as ManagementErrorCode] ?? 500;
+    this.status = options.status ?? managementErrorStatus[code];
     this.details = options.details;
     this.extra = options.extra;
   }

@@ -11,11 +11,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   createCaMaterial,
   LeafCertificates,
-} from '../../../apps/platform/src/egress/certificate-authority.js';
-import { staticLookup } from '../../../apps/platform/src/egress/destination-guard.js';
-import { readNetworkSettings } from '../../../apps/platform/src/egress/network-settings.js';
-import { compilePolicy, type EgressPolicy } from '../../../apps/platform/src/egress/policy.js';
-import { EgressProxy } from '../../../apps/platform/src/egress/proxy-server.js';
+} from '../../../apps/platform/src/planes/sandbox/egress/certificate-authority.js';
+import { staticLookup } from '../../../apps/platform/src/planes/sandbox/egress/destination-guard.js';
+import { readNetworkSettings } from '../../../apps/platform/src/planes/sandbox/records/network-settings.js';
+import { compilePolicy, type EgressPolicy } from '../../../apps/platform/src/planes/sandbox/egress/policy.js';
+import { EgressProxy } from '../../../apps/platform/src/planes/sandbox/egress/proxy-server.js';
 import { makeOutsideCerts, type OutsideCerts } from './support/certs.js';
 import {
   createNamespace,

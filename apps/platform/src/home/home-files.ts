@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JWK } from 'jose';
-import { generateSigningJwk } from '../modules/identity/jwt.js';
+import { generateSigningJwk } from '../planes/identity/auth/jwt.js';
 
 /**
  * Files under `TARMAC_HOME` (ARCHITECTURE.md: `tarmac.db`, `keys/`, ...). Only main.ts calls these;

@@ -7,10 +7,10 @@ import { testDatabases, type TestDatabase } from '@tarmac/store/test-support';
 import { randomBytes } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { buildApp, type PlatformDeps } from '../app.js';
-import { bootstrap } from '../bootstrap.js';
-import { ApiKeysService } from '../modules/api-keys/api-keys.service.js';
-import { PREFIX, randomId } from '../modules/identity/secrets.js';
-import { generateSigningJwk, signingKeyFromJwk, type SigningKey } from '../modules/identity/jwt.js';
+import { bootstrap } from '../planes/identity/bootstrap.js';
+import { ApiKeysService } from '../planes/identity/api-keys/api-keys.service.js';
+import { PREFIX, randomId } from '../framework/credentials.js';
+import { generateSigningJwk, signingKeyFromJwk, type SigningKey } from '../planes/identity/auth/jwt.js';
 
 export { testDatabases, type TestDatabase };
 

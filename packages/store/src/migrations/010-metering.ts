@@ -1,7 +1,7 @@
 import { sql, SqliteAdapter, type Kysely } from 'kysely';
 
 /**
- * Metering (apps/platform/src/metering/ARCHITECTURE.md): an append-only sample log keyed by an
+ * Metering (apps/platform/src/planes/metering/ARCHITECTURE.md): an append-only sample log keyed by an
  * idempotency key, and three rollups (hour, day, month) that each sample is added to in the same
  * transaction as its insert. No foreign key to workspaces: usage outlives a deleted workspace.
  */

@@ -1,0 +1,129 @@
+/**
+ * The composition step of the composition root (issue 13): main.ts opens the files, the store and
+ * the listener and reads the one validated config; this builds each shared service once and wires
+ * the planes to one another through the interfaces they declare. It is the only place that
+ * constructs a plane or hands one plane's service to another (apps/platform/ARCHITECTURE.md).
+ */
+import { DEFAULT_NETWORK, ProcessRunner } from '@tarmac/engine';
+import type { Store } from '@tarmac/store';
+import type { Logger } from 'pino';
+import { buildApp } from './app.js';
+import type { PlatformConfig } from './config.js';
+import type { HomeLayout } from './home/home-files.js';
+import type { SigningKey } from './planes/identity/auth/jwt.js';
+import { createMeter } from './planes/metering/metering.js';
+import { EgressPlane } from './planes/sandbox/egress/egress-plane.js';
+import { withSandboxGateway } from './planes/sandbox/gateway/listener.js';
+import { startSandboxPlane } from './planes/sandbox/sandbox-plane.js';
+import { sharedServices } from './shared-services.js';
+import { PLATFORM_VERSION } from './version.js';
+
+/** What main.ts opened: the process's config, store, keys and files. */
+export interface OpenedResources {
+  config: PlatformConfig;
+  store: Store;
+  logger: Logger;
+  layout: HomeLayout;
+  signingKey: SigningKey;
+  cursorSecret: Uint8Array;
+  secretKey: Uint8Array;
+  /** PEM text of TARMAC_EGRESS_EXTRA_CA (tests), read by main.ts. */
+  extraUpstreamCa: string[];
+  /** Absolute path of the sandboxd bundle and the node binary sandboxd runs on. */
+  sandboxdBundle: string;
+  nodeBinary: string;
+  /** Known once the listener is bound (port 0 picks one); read lazily by URL builders. */
+  apiUrl: () => string;
+  boundPort: () => number | undefined;
+}
+
+export interface ComposedPlatform {
+  /** The management app (Hono) and the listener factory routing sandbox and preview hosts. */
+  app: ReturnType<typeof buildApp>;
+  createServer: ReturnType<typeof withSandboxGateway>;
+  egressUrl: () => Promise<string>;
+  /** In shutdown order, after the HTTP listener and before the store. */
+  closers: Array<{ name: string; close: () => Promise<void> }>;
+}
+
+export async function composePlatform(r: OpenedResources): Promise<ComposedPlatform> {
+  const { config, store, logger } = r;
+  const shared = sharedServices({ store, signingKey: r.signingKey, secretKey: r.secretKey });
+
+  // Egress (planes/sandbox/egress/ARCHITECTURE.md): the proxy on the bridge gateway is the
+  // sandboxes' only way out. Prepared before the sandbox plane, started after it (egress-plane.ts).
+  const engineConfig = { ...config.engine, network: { ...config.engine.network } };
+  const egress = await EgressPlane.prepare({
+    home: r.layout,
+    subnet: engineConfig.network.subnet ?? DEFAULT_NETWORK.subnet,
+    port: config.egress.port,
+    resolve: config.egress.resolve,
+    extraUpstreamCa: r.extraUpstreamCa,
+    log: (event) => logger.debug(event, 'egress'),
+    now: new Date(),
+  });
+  engineConfig.network.allowedHostPorts = egress.ports;
+
+  // The sandbox plane (issue 4): engine, controllers, sandbox and preview gateways; they share one
+  // ChangeFeed with the API's services.
+  const sandboxPlane = startSandboxPlane({
+    sandboxDefaults: egress.sandboxDefaults,
+    gatewayIntercept: egress.intercept,
+    home: config.home,
+    config: engineConfig,
+    sandboxdBundle: r.sandboxdBundle,
+    nodeBinary: r.nodeBinary,
+    store,
+    changes: shared.changeFeed,
+    logger,
+    authenticator: shared.authenticator,
+    workspaces: shared.workspaces,
+    secrets: shared.secrets,
+  });
+  await egress.start({
+    ensureBridge: () => sandboxPlane.ensureBridge(),
+    live: sandboxPlane.controllers.live,
+    resources: store.resources,
+    secrets: shared.secrets,
+    changes: shared.changeFeed,
+    runner: new ProcessRunner(),
+    netnsOf: (engineId) => sandboxPlane.netnsOf(engineId),
+    ready: sandboxPlane.controllers.ready,
+  });
+
+  const app = buildApp(
+    {
+      validateImage: (ref) => sandboxPlane.validateImage(ref),
+      store,
+      logger,
+      signingKey: r.signingKey,
+      cursorSecret: r.cursorSecret,
+      hosts: { port: r.boundPort, ...config.hosts },
+      apiUrl: r.apiUrl,
+      version: PLATFORM_VERSION,
+      prices: config.metering.prices,
+    },
+    shared,
+  );
+
+  // Metering (planes/metering/ARCHITECTURE.md): the meter listens to the same change feed.
+  const meter = createMeter(store, logger);
+  meter.start(config.metering.intervalMs, shared.changeFeed);
+
+  return {
+    app,
+    createServer: withSandboxGateway(
+      () => sandboxPlane.gateway,
+      () => sandboxPlane.rawRoutes,
+      () => sandboxPlane.previews,
+    ),
+    egressUrl: () => egress.url(),
+    closers: [
+      // Sandboxes keep running (restart safety); only the controllers' loops stop.
+      { name: 'sandboxes', close: () => sandboxPlane.stop() },
+      { name: 'egress', close: () => egress.close() },
+      // Closes every open usage interval before the store goes away.
+      { name: 'metering', close: () => meter.stop() },
+    ],
+  };
+}

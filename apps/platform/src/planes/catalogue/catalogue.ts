@@ -1,0 +1,59 @@
+import { workloadAndSupportRouteList, type RouteSpec } from '@tarmac/contract';
+import type { RouteDeps, ServerEnv } from '@tarmac/server-kit';
+import type { Hono } from 'hono';
+import type { CollectionDeps } from '../../framework/collection.js';
+import { agentService, registerAgentRoutes } from './agents/agents.routes.js';
+import { ApplicationsService } from './applications/applications.service.js';
+import { registerApplicationRoutes } from './applications/applications.routes.js';
+import { CustomDomainsService } from './custom-domains/custom-domains.service.js';
+import { registerCustomDomainRoutes } from './custom-domains/custom-domains.routes.js';
+import { functionService, registerFunctionRoutes } from './functions/functions.routes.js';
+import { ImagesService } from './images/images.service.js';
+import { registerImageRoutes } from './images/images.routes.js';
+import { ConnectionsService } from './integrations/connections.service.js';
+import { registerIntegrationRoutes } from './integrations/integrations.routes.js';
+import { jobServices, registerJobRoutes } from './jobs/jobs.routes.js';
+import { modelService, registerModelRoutes } from './models/models.routes.js';
+import { PoliciesService } from './policies/policies.service.js';
+import { registerPolicyRoutes } from './policies/policies.routes.js';
+import { registerTemplateRoutes } from './templates/templates.routes.js';
+
+/** Routes of the workload and supporting kinds (issue 3 part B), in OpenAPI order. */
+export const workloadCatalogueRoutes: readonly RouteSpec[] = workloadAndSupportRouteList;
+
+export interface WorkloadCatalogueDeps extends CollectionDeps {
+  /** Inference base URL (`{run_url}`); workloads' `metadata.url` lives there. */
+  runUrl: () => string;
+}
+
+export function workloadCatalogueServices(deps: WorkloadCatalogueDeps) {
+  return {
+    agents: agentService(deps, deps.runUrl),
+    functions: functionService(deps, deps.runUrl),
+    models: modelService(deps, deps.runUrl),
+    jobs: jobServices(deps, deps.apiUrl),
+    applications: new ApplicationsService(deps, deps.runUrl),
+    images: new ImagesService(deps),
+    connections: new ConnectionsService(deps, deps.apiUrl),
+    policies: new PoliciesService(deps, deps.apiUrl),
+    customDomains: new CustomDomainsService(deps, deps.apiUrl, () => `preview.${deps.hosts.domain}`),
+  };
+}
+export type WorkloadCatalogueServices = ReturnType<typeof workloadCatalogueServices>;
+
+export function registerWorkloadCatalogueRoutes(
+  app: Hono<ServerEnv>,
+  routeDeps: RouteDeps,
+  s: WorkloadCatalogueServices,
+): void {
+  registerAgentRoutes(app, routeDeps, s.agents);
+  registerFunctionRoutes(app, routeDeps, s.functions);
+  registerModelRoutes(app, routeDeps, s.models);
+  registerJobRoutes(app, routeDeps, s.jobs);
+  registerApplicationRoutes(app, routeDeps, s.applications);
+  registerImageRoutes(app, routeDeps, s.images);
+  registerTemplateRoutes(app, routeDeps);
+  registerIntegrationRoutes(app, routeDeps, s.connections);
+  registerPolicyRoutes(app, routeDeps, s.policies);
+  registerCustomDomainRoutes(app, routeDeps, s.customDomains);
+}

@@ -1,0 +1,28 @@
+import { modelRoutes, type ModelSpec } from '@tarmac/contract';
+import type { RouteDeps, ServerEnv } from '@tarmac/server-kit';
+import type { Hono } from 'hono';
+import { registerCrudRoutes } from '../../../framework/crud-routes.js';
+import { WorkloadService, type WorkloadDeps } from '../workloads/workload.service.js';
+
+/** Model gateway endpoints (spec "Model gateway endpoint"; reference §1.3): `PUT` upserts. */
+export function modelService(deps: WorkloadDeps, runUrl: () => string) {
+  return new WorkloadService<ModelSpec>(deps, {
+    kind: 'model',
+    label: 'Model',
+    runtimeWork: 'serving models through the gateway',
+    policyResourceType: 'model',
+    url: (workspace, name) => `${runUrl()}/${workspace}/models/${name}`,
+  });
+}
+
+export function registerModelRoutes(
+  app: Hono<ServerEnv>,
+  deps: RouteDeps,
+  models: WorkloadService<ModelSpec>,
+): void {
+  registerCrudRoutes(app, deps, modelRoutes, models, {
+    nameParam: 'modelName',
+    showSecrets: false,
+    upsert: true,
+  });
+}

@@ -1,0 +1,243 @@
+import type {
+  CoreEvent,
+  DeploymentStatus,
+  Metadata,
+  MetadataInput,
+  RevisionMetadata,
+} from '@tarmac/contract';
+import { forbidden, type PageRequest, type PageResult, type WorkspaceAccess } from '@tarmac/server-kit';
+import type { ResourceFilter, ResourceRow } from '@tarmac/store';
+import { randomBytes } from 'node:crypto';
+import { ResourceCollection, mapPage, type CollectionDeps } from '../../../framework/collection.js';
+import { newEvent } from '../../../framework/events.js';
+import { assertSameName, envelopeMetadata, eventsOf, metadataColumns } from '../../../framework/envelope.js';
+import type { SecretBox } from '../../../framework/secrets.js';
+import { CONNECTION_KIND, POLICY_KIND, assertReferencesExist } from './references.js';
+import { sealSpec, secretContext, viewSpec, type SecretBearingSpec } from './workload-secrets.js';
+
+/**
+ * Agents, functions, models and jobs: stored specs that a runtime would deploy. There is no
+ * workload runtime on this platform yet, so a new or changed workload is DEPLOYING with an event
+ * saying so (never a fake DEPLOYED); a disabled one is DEACTIVATED. See modules/workloads/README.md.
+ */
+export interface WorkloadSpec extends SecretBearingSpec {
+  enabled: boolean;
+  policies: string[];
+  integrationConnections?: string[];
+}
+
+export interface WorkloadKind {
+  /** Kind stored in the resources table, e.g. `agent`. */
+  kind: string;
+  /** Noun in messages, e.g. `Agent`. */
+  label: string;
+  /** What the missing runtime would do, e.g. `running agents`. */
+  runtimeWork: string;
+  /** `resourceTypes` value a policy must list to apply to this kind (jobs: none in reference §2.3). */
+  policyResourceType?: string;
+  /** `metadata.url`: where the workload is (or will be) served. */
+  url(workspace: string, name: string): string;
+}
+
+export interface WorkloadDeps extends CollectionDeps {
+  secrets: SecretBox;
+}
+
+export interface WorkloadView<Spec> {
+  metadata: Metadata;
+  spec: Spec;
+  events: CoreEvent[];
+  status: DeploymentStatus;
+}
+
+interface StoredRevision {
+  id: string;
+  createdAt: string;
+  createdBy: string;
+}
+const MAX_REVISIONS = 20;
+
+export interface WorkloadInput<Spec> {
+  metadata: MetadataInput;
+  spec: Spec;
+}
+
+export class WorkloadService<Spec extends WorkloadSpec> {
+  private readonly rows: ResourceCollection<Spec>;
+
+  constructor(
+    private readonly deps: WorkloadDeps,
+    private readonly def: WorkloadKind,
+  ) {
+    this.rows = new ResourceCollection<Spec>(deps, def.kind, def.label);
+  }
+
+  async list(
+    ws: WorkspaceAccess,
+    page: PageRequest,
+    filter: ResourceFilter,
+  ): Promise<PageResult<WorkloadView<Spec>>> {
+    return mapPage(await this.rows.list(ws.name, page, filter), (row) => this.view(row, 'mask'));
+  }
+
+  /** `show_secrets=true` reveals secret values to workspace admins only (spec Authentication rule 4). */
+  async get(access: WorkspaceAccess, name: string, showSecrets: boolean): Promise<WorkloadView<Spec>> {
+    if (showSecrets && access.role !== 'admin') {
+      throw forbidden(`show_secrets needs the admin role in workspace "${access.name}"`);
+    }
+    return this.view(await this.rows.get(access.name, name), showSecrets ? 'reveal' : 'mask');
+  }
+
+  async create(ws: WorkspaceAccess, actor: string, input: WorkloadInput<Spec>): Promise<WorkloadView<Spec>> {
+    const workspace = ws.name;
+    await this.checkReferences(workspace, input.spec);
+    const name = input.metadata.name;
+    const sealed = sealSpec(
+      this.deps.secrets,
+      input.spec,
+      secretContext(workspace, this.def.kind, name),
+      undefined,
+    );
+    const event = this.deploymentEvent(input.spec, undefined);
+    const row = await this.rows.create({
+      workspace,
+      name,
+      actor,
+      ...metadataColumns(input.metadata),
+      spec: sealed.spec,
+      status: event.status,
+      system: { revisions: [this.newRevision(actor)] },
+      event,
+    });
+    return this.view(row, 'mask', sealed.generatedSecrets);
+  }
+
+  /** PUT: replaces spec, displayName and labels; with `upsert` (models) creates a missing one. */
+  async update(
+    ws: WorkspaceAccess,
+    actor: string,
+    name: string,
+    input: WorkloadInput<Spec>,
+    upsert = false,
+  ): Promise<WorkloadView<Spec>> {
+    const workspace = ws.name;
+    assertSameName(name, input.metadata.name);
+    const before = await this.rows.find(workspace, name);
+    if (!before) {
+      if (upsert) return this.create(ws, actor, input);
+      await this.rows.get(workspace, name); // the 404
+    }
+    const row = before!;
+    await this.checkReferences(workspace, input.spec);
+    const sealed = sealSpec(
+      this.deps.secrets,
+      input.spec,
+      secretContext(workspace, this.def.kind, name),
+      row.spec,
+    );
+    const event = this.deploymentEvent(input.spec, row);
+    const revisions = [this.newRevision(actor), ...this.storedRevisions(row)].slice(0, MAX_REVISIONS);
+    const updated = await this.rows.update(
+      row,
+      {
+        ...metadataColumns(input.metadata, row),
+        spec: sealed.spec,
+        status: event.status,
+        system: { ...row.system, revisions },
+      },
+      actor,
+      event,
+    );
+    return this.view(updated, 'mask', sealed.generatedSecrets);
+  }
+
+  /** Removes the workload; the answer is the resource as it was, marked DELETING (reference §0). */
+  async delete(ws: WorkspaceAccess, name: string): Promise<WorkloadView<Spec>> {
+    const row = await this.rows.get(ws.name, name);
+    await this.rows.remove(row);
+    return { ...this.view(row, 'mask'), status: 'DELETING' };
+  }
+
+  /** `RevisionMetadata[]` newest first (reference §1.1): the newest is active and takes all traffic. */
+  async revisions(ws: WorkspaceAccess, name: string): Promise<RevisionMetadata[]> {
+    const row = await this.rows.get(ws.name, name);
+    return this.storedRevisions(row).map((rev, index) => ({
+      id: rev.id,
+      active: index === 0,
+      canary: false,
+      previousActive: index === 1,
+      status: index === 0 ? (row.status ?? 'DEPLOYING') : 'DEACTIVATED',
+      trafficPercent: index === 0 ? 100 : 0,
+      createdAt: rev.createdAt,
+      createdBy: rev.createdBy,
+    }));
+  }
+
+  private async checkReferences(workspace: string, spec: Spec): Promise<void> {
+    await assertReferencesExist(
+      this.deps.store,
+      workspace,
+      CONNECTION_KIND,
+      'spec.integrationConnections',
+      spec.integrationConnections ?? [],
+      'integration connection',
+    );
+    const type = this.def.policyResourceType;
+    await assertReferencesExist(
+      this.deps.store,
+      workspace,
+      POLICY_KIND,
+      'spec.policies',
+      spec.policies,
+      'policy',
+      (row) => {
+        const types = (row.spec as { resourceTypes?: string[] }).resourceTypes ?? [];
+        return type && !types.includes(type)
+          ? `policy "${row.name}" does not apply to resource type ${type}`
+          : undefined;
+      },
+    );
+  }
+
+  private deploymentEvent(spec: Spec, row: ResourceRow<Spec> | undefined): CoreEvent {
+    const now = this.deps.now();
+    if (!spec.enabled) {
+      return newEvent(
+        row,
+        'deployment',
+        'DEACTIVATED',
+        `${this.def.label} is disabled (spec.enabled is false)`,
+        now,
+      );
+    }
+    return newEvent(
+      row,
+      'deployment',
+      'DEPLOYING',
+      `Accepted; waiting for a runtime: ${this.def.runtimeWork} is not implemented on this platform yet`,
+      now,
+    );
+  }
+
+  private newRevision(actor: string): StoredRevision {
+    return { id: randomBytes(6).toString('hex'), createdAt: this.deps.now().toISOString(), createdBy: actor };
+  }
+
+  private storedRevisions(row: ResourceRow<Spec>): StoredRevision[] {
+    return (row.system.revisions as StoredRevision[] | undefined) ?? [];
+  }
+
+  private view(
+    row: ResourceRow<Spec>,
+    secrets: 'mask' | 'reveal',
+    generated?: ReadonlyMap<string, string>,
+  ): WorkloadView<Spec> {
+    const context = secretContext(row.workspace, this.def.kind, row.name);
+    return {
+      metadata: envelopeMetadata(row, this.def.url(row.workspace, row.name)),
+      spec: viewSpec(this.deps.secrets, row.spec, context, secrets, generated),
+      events: eventsOf(row),
+      status: (row.status ?? 'DEPLOYING') as DeploymentStatus,
+    };
+  }
+}

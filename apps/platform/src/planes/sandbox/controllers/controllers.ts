@@ -1,0 +1,134 @@
+/**
+ * Wires the sandbox and volume controllers together and to the ChangeFeed: a notice reconciles
+ * at once, a periodic resync repairs anything missed (a lost notice, a container that died, a
+ * record purged), and the first resync after start re-attaches to the sandboxes a previous
+ * platform process left running (restart safety).
+ */
+import type { Engine } from '@tarmac/engine';
+import type { Store } from '@tarmac/store';
+import type { Logger } from 'pino';
+import type { ChangeFeed } from '../../../framework/change-feed.js';
+import { ExpiryTimers } from './expiry-timers.js';
+import { LiveSandboxes } from './live-sandboxes.js';
+import { SandboxController, type SandboxControllerOptions } from './sandbox-controller.js';
+import { SANDBOX_KIND, VOLUME_KIND, type EnvVar, type SandboxRow } from '../records/sandbox-record.js';
+import { StandbyController, type Freezer } from './standby.js';
+import { VolumeController } from './volume-controller.js';
+
+export interface ControllerDeps {
+  engine: Engine & Freezer;
+  store: Pick<Store, 'resources'>;
+  changes: ChangeFeed;
+  logger: Logger;
+  /** Idle time before STANDBY (TARMAC_STANDBY_AFTER; default 15 s). */
+  standbyAfterMs: number;
+  resyncMs?: number;
+  now?: () => number;
+  /** Opens sealed secret env values at start (sandboxes module's SecretBox). */
+  revealEnvs?: (row: SandboxRow) => EnvVar[];
+  /** sandboxd's keep-alive process count; defaults to GET http://<ip>:8080/health. */
+  keepAliveCount?: (ip: string) => Promise<number>;
+  /** Egress env vars and CA files every sandbox gets (SandboxControllerOptions.sandboxDefaults). */
+  sandboxDefaults?: SandboxControllerOptions['sandboxDefaults'];
+}
+
+export interface Controllers {
+  live: LiveSandboxes;
+  standby: StandbyController;
+  sandboxes: SandboxController;
+  volumes: VolumeController;
+  expiry: ExpiryTimers;
+  /** First resync done: every surviving sandbox is re-attached. */
+  ready: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function startControllers(deps: ControllerDeps): Controllers {
+  const { resources } = deps.store;
+  const live = new LiveSandboxes();
+  // The two refer to each other; each closure runs only after both exist.
+  const expiry: ExpiryTimers = new ExpiryTimers({
+    live,
+    expire: (id, reason) => sandboxes.expire(id, reason),
+    ...(deps.now ? { now: deps.now } : {}),
+    onError: (id, err) => deps.logger.error({ err, sandbox: id }, 'expiring a sandbox failed'),
+  });
+  const sandboxes = new SandboxController({
+    engine: deps.engine,
+    resources,
+    live,
+    logger: deps.logger,
+    ...(deps.now ? { now: deps.now } : {}),
+    ...(deps.revealEnvs ? { revealEnvs: deps.revealEnvs } : {}),
+    ...(deps.sandboxDefaults ? { sandboxDefaults: deps.sandboxDefaults } : {}),
+    onRecord: (row) => expiry.track(row),
+  });
+  const volumes = new VolumeController({ engine: deps.engine, resources, logger: deps.logger });
+  const standby = new StandbyController({
+    live,
+    freezer: deps.engine,
+    resources,
+    logger: deps.logger,
+    standbyAfterMs: deps.standbyAfterMs,
+    keepAliveCount: deps.keepAliveCount ?? sandboxdKeepAlive,
+    ...(deps.now ? { now: deps.now } : {}),
+  });
+
+  const byRef =
+    (kind: string, reconcile: (id: string) => Promise<void>) =>
+    (ref: { workspace: string; name: string }) => {
+      void resources
+        .get(ref.workspace, kind, ref.name)
+        .then((row) => (row ? reconcile(row.id) : undefined))
+        .catch((err: unknown) => deps.logger.error({ err, ref }, 'reconcile after a change notice failed'));
+    };
+  const unsubscribe = [
+    deps.changes.subscribe(
+      SANDBOX_KIND,
+      byRef(SANDBOX_KIND, (id) => sandboxes.reconcile(id)),
+    ),
+    deps.changes.subscribe(
+      VOLUME_KIND,
+      byRef(VOLUME_KIND, (id) => volumes.reconcile(id)),
+    ),
+  ];
+
+  const resync = () => Promise.all([volumes.resync(), sandboxes.resync()]).then(() => undefined);
+  const ready = resync();
+  ready.catch((err: unknown) => deps.logger.error({ err }, 'initial resync failed'));
+  let resyncing = false;
+  const timer = setInterval(() => {
+    if (resyncing) return;
+    resyncing = true;
+    resync()
+      .catch((err: unknown) => deps.logger.error({ err }, 'periodic resync failed'))
+      .finally(() => (resyncing = false));
+  }, deps.resyncMs ?? 3000);
+  timer.unref();
+  standby.start();
+
+  return {
+    live,
+    standby,
+    sandboxes,
+    volumes,
+    expiry,
+    ready,
+    async stop() {
+      clearInterval(timer);
+      for (const u of unsubscribe) u();
+      standby.stop();
+      expiry.stop();
+      // Sandboxes keep running: containers are not our children (restart safety). Only wait for
+      // reconciles in flight so no half-written record is left behind.
+      await Promise.all([sandboxes.idle(), volumes.idle()]);
+    },
+  };
+}
+
+/** `keepAlive` of sandboxd's /health (packages/sandboxd health.ts). */
+export async function sandboxdKeepAlive(ip: string): Promise<number> {
+  const res = await fetch(`http://${ip}:8080/health`, { signal: AbortSignal.timeout(1000) });
+  const body = (await res.json()) as { keepAlive?: unknown };
+  return typeof body.keepAlive === 'number' ? body.keepAlive : 0;
+}

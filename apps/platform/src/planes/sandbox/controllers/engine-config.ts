@@ -1,0 +1,15 @@
+/**
+ * Settings of the local engine and the sandbox controllers. config.ts (the platform's one env
+ * schema) fills them from TARMAC_STANDBY_AFTER, TARMAC_IMAGE_DIR, TARMAC_BRIDGE, TARMAC_SUBNET,
+ * TARMAC_DOMAIN, TARMAC_SANDBOXD_BUNDLE and TARMAC_TINI; nothing here reads the environment.
+ */
+
+export interface EngineConfig {
+  standbyAfterMs: number;
+  imageDir: string | undefined;
+  /** allowedHostPorts: set by main.ts to the egress proxy's port (egress/ARCHITECTURE.md). */
+  network: { bridge?: string; subnet?: string; allowedHostPorts?: number[] };
+  sandboxDomain: string;
+  sandboxdBundle: string | undefined;
+  tiniBinary: string;
+}

@@ -1,0 +1,155 @@
+// The controllers on a real store (SQLite, and PostgreSQL when configured) and the real runc
+// engine: a DEPLOYING record becomes a running sandbox (DEPLOYED/RUNNING), goes to STANDBY when
+// idle (frozen cgroup), resumes on touch, reports a dead container as FAILED, and DELETING tears
+// everything down to TERMINATED with nothing left on the host.
+import { missingCapability, testEngine } from '@tarmac/engine/test-support';
+import type { Store } from '@tarmac/store';
+import { testDatabases } from '@tarmac/store/test-support';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bootstrap } from '../../identity/bootstrap.js';
+import { ChangeFeed } from '../../../framework/change-feed.js';
+import { until } from '../../../test-support/until.js';
+import { startControllers, type Controllers } from './controllers.js';
+import { sandboxEngineId } from './engine-ids.js';
+
+const missing = missingCapability();
+const logger = pino({ level: 'silent' });
+
+for (const db of testDatabases(process.env)) {
+  describe.skipIf(missing !== null)(
+    `sandbox controllers on ${db.name}${missing ? ` (skipped: ${missing})` : ''}`,
+    () => {
+      const engine = testEngine(undefined);
+      const changes = new ChangeFeed();
+      let store: Store;
+      let dispose: () => Promise<void>;
+      let ctl: Controllers;
+      let ws = '';
+      const engineIds: { id: string; ip: string }[] = [];
+
+      beforeAll(async () => {
+        ({ store, dispose } = await db.open());
+        ws = (await bootstrap(store, { mintKey: false, now: () => new Date() })).workspace;
+        await engine.ensureImage('tarmac/base:latest');
+        ctl = startControllers({ engine, store, changes, logger, standbyAfterMs: 600, resyncMs: 500 });
+        await ctl.ready;
+      }, 900_000);
+
+      afterAll(async () => {
+        await ctl?.stop();
+        for (const { id } of engineIds) await engine.deleteSandbox(id).catch(() => undefined);
+        for (const { id, ip } of engineIds) expect(await engine.leftovers(id, ip)).toEqual([]);
+        await dispose?.();
+      }, 60_000);
+
+      async function create(name: string, spec: Record<string, unknown> = {}) {
+        const now = new Date().toISOString();
+        const row = await store.resources.create({
+          id: `${name}-${Math.random().toString(36).slice(2)}`,
+          workspace: ws,
+          kind: 'sandbox',
+          parent: '',
+          name,
+          displayName: null,
+          externalId: null,
+          labels: {},
+          spec: { runtime: { image: 'blaxel/base-image:latest', memory: 256 }, ...spec },
+          status: 'DEPLOYING',
+          state: null,
+          system: {},
+          events: [],
+          createdAt: now,
+          updatedAt: now,
+          createdBy: 'test',
+          updatedBy: 'test',
+          terminatedAt: null,
+        });
+        changes.publish({ workspace: ws, kind: 'sandbox', name });
+        const deployed = await until('DEPLOYED', async () => {
+          const r = await store.resources.getById(row.id);
+          return r?.status === 'DEPLOYED' || r?.status === 'FAILED' ? r : undefined;
+        });
+        expect(deployed.status, JSON.stringify(deployed.events)).toBe('DEPLOYED');
+        engineIds.push({ id: sandboxEngineId(row.id), ip: String(deployed.system.ip) });
+        return deployed;
+      }
+
+      it('deploys, falls into STANDBY when idle, resumes on use, and deletes cleanly', async () => {
+        const row = await create('life');
+        expect(row.state).toBe('RUNNING');
+        // The image's stored size, for sandbox_image_storage_gbs (metering ARCHITECTURE.md).
+        const image = await engine.ensureImage('tarmac/base:latest');
+        expect(image.sizeBytes).toBeGreaterThan(10 * 1024 * 1024);
+        expect(row.system.imageSizeBytes).toBe(image.sizeBytes);
+        const engineId = sandboxEngineId(row.id);
+        const live = ctl.live.get(ws, 'life');
+        expect(live?.ip).toBe(row.system.ip);
+
+        const standby = await until('STANDBY', async () => {
+          const r = await store.resources.getById(row.id);
+          return r?.state === 'STANDBY' ? r : undefined;
+        });
+        expect((await engine.inspect(engineId)).status).toBe('FROZEN');
+        expect(standby.events.map((e) => e.type)).toContain('Standby');
+
+        ctl.standby.touch(live!);
+        expect((await engine.inspect(engineId)).status).toBe('RUNNING');
+        await until('RUNNING in the store', async () =>
+          (await store.resources.getById(row.id))?.state === 'RUNNING' ? true : undefined,
+        );
+
+        await store.resources.update(row.id, { status: 'DELETING' });
+        changes.publish({ workspace: ws, kind: 'sandbox', name: 'life' });
+        const gone = await until('TERMINATED', async () => {
+          const r = await store.resources.getById(row.id);
+          return r?.status === 'TERMINATED' ? r : undefined;
+        });
+        expect(gone.terminatedAt).not.toBeNull();
+        expect(ctl.live.get(ws, 'life')).toBeUndefined();
+        expect(await engine.leftovers(engineId, String(row.system.ip))).toEqual([]);
+      });
+
+      it('marks a sandbox whose container died FAILED with an event saying why', async () => {
+        const row = await create('dies');
+        await engine.stopSandbox(sandboxEngineId(row.id), 0); // killed behind the platform's back
+        const failed = await until('FAILED', async () => {
+          const r = await store.resources.getById(row.id);
+          return r?.status === 'FAILED' ? r : undefined;
+        });
+        expect(failed.events.at(-1)?.message).toMatch(/stopped/);
+        expect(ctl.live.get(ws, 'dies')).toBeUndefined();
+      });
+
+      it('an unknown image fails the deployment with an event', async () => {
+        const now = new Date().toISOString();
+        const row = await store.resources.create({
+          id: `bad-${Math.random().toString(36).slice(2)}`,
+          workspace: ws,
+          kind: 'sandbox',
+          parent: '',
+          name: 'badimg',
+          displayName: null,
+          externalId: null,
+          labels: {},
+          spec: { runtime: { image: 'nope/none:1', memory: 256 } },
+          status: 'DEPLOYING',
+          state: null,
+          system: {},
+          events: [],
+          createdAt: now,
+          updatedAt: now,
+          createdBy: 'test',
+          updatedBy: 'test',
+          terminatedAt: null,
+        });
+        changes.publish({ workspace: ws, kind: 'sandbox', name: 'badimg' });
+        const failed = await until('FAILED', async () => {
+          const r = await store.resources.getById(row.id);
+          return r?.status === 'FAILED' ? r : undefined;
+        });
+        expect(failed.events.at(-1)?.message).toMatch(/image not found/);
+      });
+    },
+  );
+}

@@ -1,0 +1,54 @@
+/**
+ * The platform's node listener with the sandbox gateway in front: sandbox traffic (host-style or
+ * path-style, sandbox-address.ts) goes to the gateway, everything else to the Hono app (management
+ * API, OAuth, ops). Dispatch happens before any management middleware runs (ARCHITECTURE.md "One
+ * binary": one listener serves all planes). Shaped as `createServer` for @hono/node-server's serve.
+ */
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { PreviewGateway } from '../previews/preview-gateway.js';
+import type { SandboxGateway } from './sandbox-gateway.js';
+
+/** A raw (non-JSON, unbounded body) management route served beside the app, e.g. image import. */
+export interface RawRoute {
+  matches(req: IncomingMessage): boolean;
+  listener: RequestListener;
+}
+
+export function withSandboxGateway(
+  gateway: () => SandboxGateway | undefined,
+  raw: () => readonly RawRoute[] = () => [],
+  previews: () => PreviewGateway | undefined = () => undefined,
+): typeof createServer {
+  return ((options: object, app: RequestListener) => {
+    const server = createServer(options, (req: IncomingMessage, res: ServerResponse) => {
+      const rest = () => {
+        const g = gateway();
+        const target = g?.match(req);
+        if (g && target) return void g.handle(req, res, target);
+        const route = raw().find((r) => r.matches(req));
+        if (route) return void route.listener(req, res);
+        app(req, res);
+      };
+      // Preview hosts first: they are host-shaped only. A custom-domain-shaped host that no preview
+      // claims goes on to the rest (the platform's own host may look like `x.preview.y.z`).
+      const pg = previews();
+      const preview = pg?.match(req);
+      if (pg && preview) return void pg.handle(req, res, preview, rest);
+      rest();
+    });
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const rest = () => {
+        const g = gateway();
+        const target = g?.match(req);
+        if (g && target) void g.upgrade(req, socket, head, target);
+        else socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      };
+      const pg = previews();
+      const preview = pg?.match(req);
+      if (pg && preview) return void pg.upgrade(req, socket, head, preview, rest);
+      rest();
+    });
+    return server;
+  }) as typeof createServer;
+}

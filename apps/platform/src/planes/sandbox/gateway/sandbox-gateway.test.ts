@@ -1,0 +1,245 @@
+// The sandbox gateway over real HTTP: a real store with a bootstrapped admin key, and an HTTP
+// server standing in for sandboxd (the gateway's contract with it is plain HTTP on a port). Checks
+// host- and path-style routing, auth (401/404 without leaking existence), resume on use, header
+// hygiene, streaming both ways, WebSocket upgrade splicing, and 503 while a sandbox is starting.
+import { createServer, request, type Server } from 'node:http';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import { Hono } from 'hono';
+import type { Store } from '@tarmac/store';
+import { testDatabases } from '@tarmac/store/test-support';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bootstrap } from '../../identity/bootstrap.js';
+import { LiveSandboxes, type LiveSandbox } from '../controllers/live-sandboxes.js';
+import { BearerAuthenticator, MembershipWorkspaceResolver } from '../../identity/auth/authenticator.js';
+import { JwtService, generateSigningJwk, signingKeyFromJwk } from '../../identity/auth/jwt.js';
+import { withSandboxGateway } from './listener.js';
+import { SandboxGateway } from './sandbox-gateway.js';
+
+const db = testDatabases({})[0]!; // SQLite: the gateway's store use is two indexed reads
+
+describe('sandbox gateway', () => {
+  let store: Store;
+  let dispose: () => Promise<void>;
+  let upstream: Server;
+  let platform: ServerType;
+  let base: string;
+  let port: number;
+  let ws = '';
+  let key = '';
+  const live = new LiveSandboxes();
+  const touched: string[] = [];
+  const seen: { url: string; headers: Record<string, unknown> }[] = [];
+
+  beforeAll(async () => {
+    ({ store, dispose } = await db.open());
+    const id = await bootstrap(store, { mintKey: true, now: () => new Date() });
+    ws = id.workspace;
+    key = id.apiKey!;
+    upstream = createServer((req, res) => {
+      seen.push({ url: req.url ?? '', headers: { ...req.headers } });
+      if (req.url === '/echo') {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        req.pipe(res); // echoes the body as it streams
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json', 'x-from': 'sandboxd' });
+      res.end(JSON.stringify({ path: req.url }));
+    });
+    upstream.on('upgrade', (req, socket) => {
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\r\n');
+      socket.pipe(socket); // raw echo after the handshake
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const upstreamPort = (upstream.address() as AddressInfo).port;
+    const jwt = new JwtService(await signingKeyFromJwk(await generateSigningJwk()), 'tarmac');
+    const gateway = new SandboxGateway({
+      live,
+      touch: (e: LiveSandbox) => {
+        touched.push(e.name);
+        e.state = 'RUNNING';
+      },
+      authenticator: new BearerAuthenticator(store, jwt),
+      workspaces: new MembershipWorkspaceResolver(store),
+      store,
+      logger: pino({ level: 'silent' }),
+      sandboxPort: upstreamPort,
+    });
+    const app = new Hono();
+    app.all('*', (c) => c.json({ management: true }));
+    platform = serve({
+      fetch: app.fetch,
+      port: 0,
+      hostname: '127.0.0.1',
+      createServer: withSandboxGateway(() => gateway),
+    });
+    await new Promise<void>((r) => platform.once('listening', () => r()));
+    port = (platform.address() as AddressInfo).port;
+    base = `http://127.0.0.1:${port}`;
+    live.add(entry('box-1'));
+  });
+
+  afterAll(async () => {
+    await new Promise<void>((r) => platform.close(() => r()));
+    await new Promise<void>((r) => upstream.close(() => r()));
+    await dispose();
+  });
+
+  function entry(name: string, state: LiveSandbox['state'] = 'RUNNING'): LiveSandbox {
+    return {
+      id: `id-${name}`,
+      workspace: ws,
+      name,
+      engineId: `e-${name}`,
+      ip: '127.0.0.1',
+      state,
+      lastUsedMs: 0,
+      lastUsedWrittenMs: 0,
+      inflight: 0,
+      freezing: false,
+    };
+  }
+
+  const auth = () => ({ authorization: `Bearer ${key}` });
+
+  it('routes path-style requests to sandboxd with the rest of the path and query', async () => {
+    const res = await fetch(`${base}/${ws}/sandboxes/box-1/filesystem/tmp?x=1`, { headers: auth() });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-from')).toBe('sandboxd');
+    expect(await res.json()).toEqual({ path: '/filesystem/tmp?x=1' });
+    expect(touched).toContain('box-1');
+    // The caller's platform credentials never reach the sandbox.
+    expect(seen.at(-1)?.headers.authorization).toBeUndefined();
+  });
+
+  it('routes /port/{n}/... to port n inside the sandbox, and refuses a malformed port', async () => {
+    const app = createServer((req, res) => res.end(`app:${req.url}`));
+    await new Promise<void>((r) => app.listen(0, '127.0.0.1', r));
+    const appPort = (app.address() as AddressInfo).port;
+    try {
+      const res = await fetch(`${base}/${ws}/sandboxes/box-1/port/${appPort}/index.html?a=1`, {
+        headers: auth(),
+      });
+      expect([res.status, await res.text()]).toEqual([200, 'app:/index.html?a=1']);
+      const bare = await fetch(`${base}/${ws}/sandboxes/box-1/port/${appPort}`, { headers: auth() });
+      expect(await bare.text()).toBe('app:/');
+      for (const bad of ['0', '70000', 'abc']) {
+        const refused = await fetch(`${base}/${ws}/sandboxes/box-1/port/${bad}/x`, { headers: auth() });
+        expect(refused.status).toBe(400);
+        expect(((await refused.json()) as { error: string }).error).toMatch(/port/);
+      }
+    } finally {
+      await new Promise<void>((r) => app.close(() => r()));
+    }
+  });
+
+  it('routes host-style requests (sbx-<name>-<ws>.<region>.<domain>), names with dashes included', async () => {
+    // fetch cannot set Host; node's http client can.
+    const body = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/health',
+          headers: { ...auth(), host: `sbx-box-1-${ws}.local.localhost:${port}` },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
+      req.once('error', reject);
+      req.end();
+    });
+    expect(body.status).toBe(200);
+    expect(JSON.parse(body.text)).toEqual({ path: '/health' });
+  });
+
+  it('leaves management traffic to the app', async () => {
+    expect(await (await fetch(`${base}/v0/sandboxes/box-1`, { headers: auth() })).json()).toEqual({
+      management: true,
+    });
+  });
+
+  it('answers 401 without or with a bad token, and 404 for an unknown sandbox or workspace', async () => {
+    const none = await fetch(`${base}/${ws}/sandboxes/box-1/health`);
+    expect(none.status).toBe(401);
+    expect(await none.json()).toEqual({ error: expect.stringMatching(/bearer/i) });
+    expect(
+      (await fetch(`${base}/${ws}/sandboxes/box-1/health`, { headers: { authorization: 'Bearer ak_x.y' } }))
+        .status,
+    ).toBe(401);
+    expect((await fetch(`${base}/${ws}/sandboxes/nope/health`, { headers: auth() })).status).toBe(404);
+    expect((await fetch(`${base}/other-ws/sandboxes/box-1/health`, { headers: auth() })).status).toBe(404);
+  });
+
+  it('resumes a STANDBY sandbox before forwarding', async () => {
+    const e = entry('sleepy', 'STANDBY');
+    live.add(e);
+    const res = await fetch(`${base}/${ws}/sandboxes/sleepy/health`, { headers: auth() });
+    expect(res.status).toBe(200);
+    expect(e.state).toBe('RUNNING');
+    expect(e.inflight).toBe(0);
+    expect(e.lastUsedMs).toBeGreaterThan(0);
+  });
+
+  it('streams request and response bodies', async () => {
+    const payload = Buffer.alloc(3 * 1024 * 1024, 7); // beyond the management body limit
+    const res = await fetch(`${base}/${ws}/sandboxes/box-1/echo`, {
+      method: 'POST',
+      headers: auth(),
+      body: payload,
+    });
+    expect(res.status).toBe(200);
+    expect(Buffer.from(await res.arrayBuffer()).equals(payload)).toBe(true);
+  });
+
+  it('splices WebSocket upgrades (the terminal) to the sandbox', async () => {
+    const socket = connect(port, '127.0.0.1');
+    await new Promise<void>((r) => socket.once('connect', () => r()));
+    socket.write(
+      `GET /${ws}/sandboxes/box-1/terminal/ws HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${key}\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\r\n`,
+    );
+    let got = '';
+    socket.on('data', (d: Buffer) => (got += d.toString()));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(got).toMatch(/^HTTP\/1.1 101/);
+    socket.write('ping-123');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(got).toContain('ping-123');
+    expect(live.get(ws, 'box-1')?.inflight).toBe(1); // an open terminal keeps it awake
+    socket.destroy();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(live.get(ws, 'box-1')?.inflight).toBe(0);
+  });
+
+  it('answers 503 with Retry-After while a sandbox record exists but is not live yet', async () => {
+    const now = new Date().toISOString();
+    await store.resources.create({
+      id: 'starting-1',
+      workspace: ws,
+      kind: 'sandbox',
+      parent: '',
+      name: 'starting',
+      displayName: null,
+      externalId: null,
+      labels: {},
+      spec: {},
+      status: 'DEPLOYING',
+      state: null,
+      system: {},
+      events: [],
+      createdAt: now,
+      updatedAt: now,
+      createdBy: 't',
+      updatedBy: 't',
+      terminatedAt: null,
+    });
+    const res = await fetch(`${base}/${ws}/sandboxes/starting/health`, { headers: auth() });
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+  });
+});

@@ -1,0 +1,214 @@
+/**
+ * The sandbox gateway (spec "Sandbox API"; ARCHITECTURE.md table, `{sandbox_url}`): requests to a
+ * sandbox's URL, host-style or path-style (sandbox-address.ts), are authenticated (a bearer API key
+ * or JWT of a principal who can see the workspace), mark the sandbox used, resume it from STANDBY,
+ * and are forwarded to sandboxd at <sandbox ip>:8080 — streams both ways, WebSockets included.
+ *
+ * It sits in front of the management app at the node listener (main.ts), not inside it: sandbox
+ * traffic has no management body limit or version header, and the hot path stays a map lookup, a
+ * cached access check, a cgroup write when frozen, and a pipe. Errors use the sandbox plane's
+ * vocabulary `{error}` (spec "Errors": "Sandbox API errors are `{error: string}`").
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Authenticator, WorkspaceResolver } from '@tarmac/server-kit';
+import type { Store } from '@tarmac/store';
+import type { Logger } from 'pino';
+import type { LiveSandbox, LiveSandboxes } from '../controllers/live-sandboxes.js';
+import { SANDBOX_KIND } from '../records/sandbox-record.js';
+import { AccessCache } from './access-cache.js';
+import { SandboxProxy } from './proxy.js';
+import { hostTarget, pathTarget, type SandboxTarget } from './sandbox-address.js';
+
+export interface SandboxGatewayDeps {
+  live: LiveSandboxes;
+  /** Thaws a STANDBY sandbox and marks it used (StandbyController.touch). */
+  touch: (entry: LiveSandbox) => void;
+  authenticator: Authenticator;
+  workspaces: WorkspaceResolver;
+  store: Pick<Store, 'resources'>;
+  logger: Logger;
+  /** Settles once the controllers re-attached to surviving sandboxes (first resync after start). */
+  ready?: Promise<void>;
+  /** Service domain of host-style URLs (default `localhost`). */
+  domain?: string;
+  /** sandboxd's port inside the sandbox (8080; tests point it elsewhere). */
+  sandboxPort?: number;
+  /**
+   * Routes the platform answers itself after authentication, before proxying to sandboxd (the
+   * tunnel routes, tunnel/tunnel-routes.ts). Resolves true when it answered.
+   */
+  intercept?: (
+    req: IncomingMessage,
+    res: ServerResponse,
+    entry: LiveSandbox,
+    path: string,
+  ) => Promise<boolean>;
+  now?: () => number;
+}
+
+class GatewayError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class SandboxGateway {
+  private readonly proxy = new SandboxProxy();
+  private readonly access: AccessCache;
+  private readonly domain: string;
+
+  constructor(private readonly d: SandboxGatewayDeps) {
+    this.domain = d.domain ?? 'localhost';
+    this.access = new AccessCache(d.authenticator, d.workspaces, d.now ?? Date.now);
+  }
+
+  /** The request's sandbox target, or undefined when it is not sandbox traffic. */
+  match(req: IncomingMessage): SandboxTarget | undefined {
+    const url = req.url ?? '/';
+    return hostTarget(req.headers.host, url, this.domain) ?? pathTarget(url);
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, target: SandboxTarget): Promise<void> {
+    let entry: LiveSandbox;
+    try {
+      entry = await this.admit(req, target);
+    } catch (err) {
+      return this.fail(res, err);
+    }
+    entry.inflight++;
+    try {
+      const upstream = this.upstreamOf(target.path);
+      if (!upstream) return this.fail(res, new GatewayError(400, 'port must be a number from 1 to 65535'));
+      const toDaemon = upstream.port === (this.d.sandboxPort ?? 8080);
+      if (toDaemon && this.d.intercept && (await this.d.intercept(req, res, entry, upstream.path))) return;
+      await this.proxy.forward(req, res, { host: entry.ip, ...upstream });
+    } finally {
+      entry.inflight--;
+      entry.lastUsedMs = Math.max(entry.lastUsedMs, (this.d.now ?? Date.now)());
+    }
+  }
+
+  async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: SandboxTarget): Promise<void> {
+    let entry: LiveSandbox;
+    try {
+      entry = await this.admit(req, target);
+    } catch (err) {
+      const status = err instanceof GatewayError ? err.status : 500;
+      const body = JSON.stringify({ error: err instanceof Error ? err.message : 'internal error' });
+      socket.end(
+        `HTTP/1.1 ${status} Error\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
+      return;
+    }
+    entry.inflight++; // an open terminal keeps the sandbox awake, like any request in flight
+    try {
+      const upstream = this.upstreamOf(target.path);
+      if (!upstream) {
+        socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+        return;
+      }
+      await this.proxy.upgrade(req, socket, head, { host: entry.ip, ...upstream });
+    } finally {
+      entry.inflight--;
+      entry.lastUsedMs = Math.max(entry.lastUsedMs, (this.d.now ?? Date.now)());
+    }
+  }
+
+  close(): void {
+    this.proxy.close();
+  }
+
+  /**
+   * Where in the sandbox a path goes: `/port/{n}/rest` to port n (reference sandbox-api.md: "any
+   * other port is reachable at {sandbox_url}/port/{n}/…"), everything else to sandboxd.
+   * Undefined for a malformed port.
+   */
+  private upstreamOf(path: string): { port: number; path: string } | undefined {
+    const m = /^\/port\/([^/?]*)([/?].*)?$/.exec(path);
+    if (!m) return { port: this.d.sandboxPort ?? 8080, path };
+    const port = Number(m[1]);
+    if (!/^\d{1,5}$/.test(m[1] ?? '') || port < 1 || port > 65_535) return undefined;
+    const rest = m[2] ?? '/';
+    return { port, path: rest.startsWith('?') ? `/${rest}` : rest };
+  }
+
+  /** Authenticates, finds the live sandbox, and resumes it: everything before the first byte out. */
+  private async admit(req: IncomingMessage, target: SandboxTarget): Promise<LiveSandbox> {
+    const token = bearer(req);
+    if (!token)
+      throw new GatewayError(401, 'Missing bearer token: send "Authorization: Bearer <API key or JWT>"');
+    const found = await this.find(target);
+    if (!(await this.access.allowed(token, found.workspace))) {
+      // Same answer as a missing sandbox for a workspace the caller cannot see: no existence leak.
+      throw (await this.access.authenticated(token))
+        ? new GatewayError(404, `sandbox ${found.name} not found`)
+        : new GatewayError(401, 'Invalid, expired or revoked credentials');
+    }
+    let entry = found.entry;
+    if (!entry && this.d.ready) {
+      // Just restarted: the sandbox may be alive and not re-attached yet. Wait, then look again.
+      await this.d.ready.catch(() => undefined);
+      entry = this.d.live.get(found.workspace, found.name);
+    }
+    entry ??= await this.notLive(found.workspace, found.name);
+    try {
+      this.d.touch(entry);
+    } catch (err) {
+      this.d.logger.warn({ err, sandbox: entry.name }, 'could not resume a sandbox');
+      throw new GatewayError(503, `sandbox ${entry.name} could not be resumed`);
+    }
+    return entry;
+  }
+
+  private async find(
+    target: SandboxTarget,
+  ): Promise<{ workspace: string; name: string; entry?: LiveSandbox }> {
+    for (const c of target.candidates) {
+      const entry = this.d.live.get(c.workspace, c.name);
+      if (entry) return { ...c, entry };
+    }
+    for (const c of target.candidates) {
+      const row = await this.d.store.resources.get(c.workspace, SANDBOX_KIND, c.name);
+      if (row) return c;
+    }
+    // Unknown everywhere: check access against the first candidate so a bad token is still a 401.
+    const first = target.candidates[0]!;
+    return first;
+  }
+
+  /** Why a sandbox the caller may see is not reachable: 404 when gone, 503 while not DEPLOYED. */
+  private async notLive(workspace: string, name: string): Promise<never> {
+    const row = await this.d.store.resources.get(workspace, SANDBOX_KIND, name);
+    if (!row || row.terminatedAt) throw new GatewayError(404, `sandbox ${name} not found`);
+    if (row.status === 'DEPLOYING' || row.status === 'DEPLOYED') {
+      throw new GatewayError(503, `sandbox ${name} is starting; retry shortly`);
+    }
+    throw new GatewayError(503, `sandbox ${name} is ${row.status ?? 'not running'}`);
+  }
+
+  private fail(res: ServerResponse, err: unknown): void {
+    const status = err instanceof GatewayError ? err.status : 500;
+    if (status === 500) this.d.logger.error({ err }, 'sandbox gateway error');
+    const message = err instanceof GatewayError ? err.message : 'internal error';
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (status === 401) headers['www-authenticate'] = 'Bearer';
+    if (status === 503) headers['retry-after'] = '1';
+    res.writeHead(status, headers).end(JSON.stringify({ error: message }));
+  }
+}
+
+function bearer(req: IncomingMessage): string | undefined {
+  const header =
+    req.headers.authorization ??
+    header1(req.headers['x-service-authorization']) ??
+    header1(req.headers['x-blaxel-authorization']);
+  if (!header) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : undefined;
+}
+
+const header1 = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);

@@ -1,0 +1,247 @@
+/**
+ * Serving previews (spec "Sandbox preview"; ARCHITECTURE.md "Addresses": previews at
+ * `<preview-id>.<region>.preview.<domain>` or a custom domain): a request to a preview's host is
+ * proxied to `spec.port` of its sandbox, after
+ *  - the route: the preview exists and has not ended (`ttl` / `expires`), else 404;
+ *  - access: `public: true` serves anyone; otherwise a preview token of that preview
+ *    (preview-tokens.ts) — none 401, wrong or expired 401;
+ *  - resume: like every sandbox request, it marks the sandbox used and thaws it from STANDBY first.
+ * `spec.requestHeaders` go on the forwarded request, `spec.responseHeaders` on the answer.
+ *
+ * A private preview of port 443 is a *session* (reference sandbox-api.md "Sessions"): the sandbox
+ * API itself, so it is forwarded to sandboxd (8080) — a browser holding only the preview token can
+ * use the whole sandbox API, terminal WebSocket included. Errors are the sandbox plane's `{error}`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Store } from '@tarmac/store';
+import type { Logger } from 'pino';
+import type { LiveSandbox, LiveSandboxes } from '../controllers/live-sandboxes.js';
+import { SANDBOX_KIND } from '../records/sandbox-record.js';
+import type { ChangeFeed } from '../../../framework/change-feed.js';
+import { HOP_BY_HOP_REQUEST, SandboxProxy, type Upstream } from '../gateway/proxy.js';
+import type { SandboxGatewayDeps } from '../gateway/sandbox-gateway.js';
+import { previewAddress, type PreviewAddress } from './preview-address.js';
+import { PreviewRoutes, type PreviewRoute } from './preview-routes.js';
+import { PreviewTokenCheck, presentedToken, TOKEN_HEADERS, tokenCookie } from './preview-token-check.js';
+
+/** The port a session preview names (the SDK's `SESSION_PORT`, reference "Sessions"). */
+export const SESSION_PORT = 443;
+
+export interface PreviewGatewayDeps {
+  live: LiveSandboxes;
+  /** Thaws a STANDBY sandbox and marks it used (StandbyController.touch). */
+  touch: (entry: LiveSandbox) => void;
+  store: Pick<Store, 'resources'>;
+  changes: ChangeFeed;
+  logger: Logger;
+  /** Settles once the controllers re-attached to surviving sandboxes. */
+  ready?: Promise<void>;
+  /** Platform domain of preview hosts (default `localhost`). */
+  domain?: string;
+  /** sandboxd's port inside the sandbox, where sessions go (8080). */
+  sandboxPort?: number;
+  /**
+   * The sandbox API routes the platform answers itself (SandboxGatewayDeps.intercept, the tunnel
+   * routes): a session is the sandbox API, so it gets them too.
+   */
+  intercept?: SandboxGatewayDeps['intercept'];
+  now?: () => number;
+}
+
+class PreviewError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    /** No preview claims the host at all (not: it ended, or access was refused). */
+    readonly unclaimed = false,
+  ) {
+    super(message);
+  }
+}
+
+/** Custom-domain-shaped hosts no preview claims are not preview traffic after all. */
+const notOurs = (err: unknown, address: PreviewAddress) =>
+  err instanceof PreviewError && err.unclaimed && address.kind === 'custom';
+
+/** The preview token never reaches the sandbox; everything else but hop-by-hop headers does. */
+const DROP: ReadonlySet<string> = new Set([...HOP_BY_HOP_REQUEST, ...TOKEN_HEADERS]);
+
+interface Admitted {
+  entry: LiveSandbox;
+  upstream: Upstream;
+  session: boolean;
+}
+
+export class PreviewGateway {
+  private readonly proxy = new SandboxProxy();
+  private readonly routes: PreviewRoutes;
+  private readonly tokens: PreviewTokenCheck;
+  private readonly domain: string;
+  private readonly now: () => number;
+
+  constructor(private readonly d: PreviewGatewayDeps) {
+    this.domain = d.domain ?? 'localhost';
+    this.now = d.now ?? Date.now;
+    this.routes = new PreviewRoutes(d.store, d.changes, this.now);
+    this.tokens = new PreviewTokenCheck(d.store, d.changes, this.now);
+  }
+
+  /** The preview address of the request's Host, or undefined when it is not preview traffic. */
+  match(req: IncomingMessage): PreviewAddress | undefined {
+    return previewAddress(req.headers.host, this.domain);
+  }
+
+  /** Serves the request; `elsewhere` takes it when its custom-looking host is no preview's. */
+  async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    address: PreviewAddress,
+    elsewhere?: () => void,
+  ): Promise<void> {
+    let admitted: Admitted;
+    try {
+      if (await this.sessionPreflight(req, res, address)) return;
+      admitted = await this.admit(req, address);
+    } catch (err) {
+      if (elsewhere && notOurs(err, address)) return elsewhere();
+      return this.fail(res, err);
+    }
+    const { entry, upstream, session } = admitted;
+    entry.inflight++;
+    try {
+      if (session && this.d.intercept && (await this.d.intercept(req, res, entry, upstream.path))) return;
+      await this.proxy.forward(req, res, upstream);
+    } finally {
+      entry.inflight--;
+      entry.lastUsedMs = Math.max(entry.lastUsedMs, this.now());
+    }
+  }
+
+  async upgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    address: PreviewAddress,
+    elsewhere?: () => void,
+  ): Promise<void> {
+    let admitted: Admitted;
+    try {
+      admitted = await this.admit(req, address);
+    } catch (err) {
+      if (elsewhere && notOurs(err, address)) return elsewhere();
+      const status = err instanceof PreviewError ? err.status : 500;
+      const body = JSON.stringify({ error: err instanceof Error ? err.message : 'internal error' });
+      socket.end(
+        `HTTP/1.1 ${status} Error\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
+      return;
+    }
+    const { entry, upstream } = admitted;
+    entry.inflight++; // an open WebSocket keeps the sandbox awake
+    try {
+      await this.proxy.upgrade(req, socket, head, upstream);
+    } finally {
+      entry.inflight--;
+      entry.lastUsedMs = Math.max(entry.lastUsedMs, this.now());
+    }
+  }
+
+  close(): void {
+    this.routes.close();
+    this.tokens.close();
+    this.proxy.close();
+  }
+
+  /**
+   * A browser's CORS preflight to a session carries no token (it never carries custom headers),
+   * and sandboxd's own answer does not allow the token headers: the edge answers it, so a page
+   * holding a session can call the sandbox API with `X-Service-Preview-Token`.
+   */
+  private async sessionPreflight(
+    req: IncomingMessage,
+    res: ServerResponse,
+    address: PreviewAddress,
+  ): Promise<boolean> {
+    if (req.method !== 'OPTIONS' || !req.headers['access-control-request-method']) return false;
+    const route = await this.routes.lookup(address);
+    if (!route || route.port !== SESSION_PORT) return false;
+    res
+      .writeHead(204, {
+        'access-control-allow-origin': '*',
+        'access-control-allow-methods': 'GET, POST, PUT, DELETE, HEAD, OPTIONS',
+        'access-control-allow-headers': `Content-Type, Authorization, Range, ${TOKEN_HEADERS.join(', ')}`,
+        'access-control-max-age': '600',
+      })
+      .end();
+    return true;
+  }
+
+  /** Route, access, resume: everything before the first byte goes to the sandbox. */
+  private async admit(req: IncomingMessage, address: PreviewAddress): Promise<Admitted> {
+    const route = await this.routes.lookup(address);
+    if (!route) throw new PreviewError(404, 'preview not found', true);
+    if (route.endsAtMs !== undefined && route.endsAtMs <= this.now()) {
+      throw new PreviewError(404, `preview ${route.name} has expired`);
+    }
+    const { found, path } = presentedToken(req);
+    let setCookie: string | undefined;
+    if (!route.public) {
+      if (!found) {
+        throw new PreviewError(
+          401,
+          'Missing preview token: send header X-Service-Preview-Token or query parameter preview_token',
+        );
+      }
+      if (!(await this.tokens.opens(route, found.token))) {
+        throw new PreviewError(401, 'Invalid or expired preview token');
+      }
+      if (found.fromQuery) setCookie = tokenCookie(found.token);
+    }
+    const entry = await this.liveSandbox(route);
+    try {
+      this.d.touch(entry);
+    } catch (err) {
+      this.d.logger.warn({ err, sandbox: entry.name }, 'could not resume a sandbox for a preview');
+      throw new PreviewError(503, `sandbox ${entry.name} could not be resumed`);
+    }
+    const responseHeaders = setCookie
+      ? { ...route.responseHeaders, 'set-cookie': setCookie }
+      : route.responseHeaders;
+    const session = route.port === SESSION_PORT;
+    return {
+      entry,
+      session,
+      upstream: {
+        host: entry.ip,
+        port: session ? (this.d.sandboxPort ?? 8080) : route.port,
+        // A public preview's query keeps any preview_token the app itself uses.
+        path: route.public ? (req.url ?? '/') : path,
+        drop: DROP,
+        requestHeaders: route.requestHeaders,
+        responseHeaders,
+      },
+    };
+  }
+
+  private async liveSandbox(route: PreviewRoute): Promise<LiveSandbox> {
+    let entry = this.d.live.get(route.workspace, route.sandbox);
+    if (!entry && this.d.ready) {
+      await this.d.ready.catch(() => undefined);
+      entry = this.d.live.get(route.workspace, route.sandbox);
+    }
+    if (entry) return entry;
+    const row = await this.d.store.resources.get(route.workspace, SANDBOX_KIND, route.sandbox);
+    if (!row || row.terminatedAt) throw new PreviewError(404, 'preview not found');
+    throw new PreviewError(503, `sandbox ${route.sandbox} is ${row.status ?? 'not running'}; retry shortly`);
+  }
+
+  private fail(res: ServerResponse, err: unknown): void {
+    const status = err instanceof PreviewError ? err.status : 500;
+    if (status === 500) this.d.logger.error({ err }, 'preview gateway error');
+    const message = err instanceof PreviewError ? err.message : 'internal error';
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (status === 503) headers['retry-after'] = '1';
+    res.writeHead(status, headers).end(JSON.stringify({ error: message }));
+  }
+}

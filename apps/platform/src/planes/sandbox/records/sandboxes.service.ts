@@ -1,0 +1,275 @@
+import { type Sandbox, type SandboxCreate, type SandboxSpec, type SandboxUpdate } from '@tarmac/contract';
+import {
+  ApiError,
+  conflict,
+  forbidden,
+  invalidField,
+  type PageRequest,
+  type WorkspaceAccess,
+} from '@tarmac/server-kit';
+import type { ResourceRow } from '@tarmac/store';
+import { randomBytes } from 'node:crypto';
+import {
+  ResourceCollection,
+  listFilter,
+  mapPage,
+  type CollectionDeps,
+} from '../../../framework/collection.js';
+import { newEvent } from '../../../framework/events.js';
+import { sandboxUrl } from '../../../framework/hosts.js';
+import { assertSameName, envelopeMetadata, eventsOf, metadataColumns } from '../../../framework/envelope.js';
+import type { SecretView } from '../../../framework/secrets.js';
+import type { VolumesService } from '../volumes/volumes.service.js';
+import { validateNetworkSpec } from './validate.js';
+import { sandboxExpiresIn } from './sandbox-expiry.js';
+import { sandboxSecretContext, sealSandboxSpec, viewSandboxSpec } from './sandbox-secrets.js';
+import { SANDBOX_KIND } from '../../../framework/kinds.js';
+export { SANDBOX_KIND } from '../../../framework/kinds.js';
+
+/**
+ * `spec.network` must be applicable as written (egress/validate.ts): an unsupported feature is a
+ * 400 naming the field, never silently ignored.
+ */
+function checkNetwork(spec: SandboxSpec): void {
+  const issues = validateNetworkSpec(spec.network);
+  const first = issues[0];
+  if (!first) return;
+  const field = (path: string) => path.replace(/\[(\d+)\]/g, '.$1');
+  throw new ApiError('validation_error', `${field(first.path)}: ${first.message}`, {
+    details: issues.map((i) => ({ field: field(i.path), message: i.message })),
+  });
+}
+
+/** Kind string of sandbox records in the resources table (contract with the controller: README.md). */
+/** Statuses in which a sandbox no longer counts as existing for createIfNotExist (spec "States"). */
+const GONE = new Set(['FAILED', 'TERMINATED', 'TERMINATING', 'DELETING']);
+
+export interface SandboxServiceDeps extends CollectionDeps {
+  volumes: VolumesService;
+  /** Whether an image reference can be run (wired to the engine's image store; default: accept). */
+  validateImage?: (ref: string) => Promise<boolean>;
+  /** Runs when a sandbox's deletion is requested (its previews and their tokens go with it). */
+  onDelete?: (workspace: string, name: string) => Promise<void>;
+}
+
+interface ListQuery {
+  status?: string[] | undefined;
+  showTerminated?: boolean | undefined;
+  externalId?: string | undefined;
+}
+
+/**
+ * The sandbox API service: validates and writes the desired spec, appends an event and publishes
+ * a change notice; the sandbox controller (issue 4) makes it run and writes status/state back.
+ */
+export class SandboxesService {
+  readonly col: ResourceCollection<SandboxSpec>;
+
+  constructor(private readonly deps: SandboxServiceDeps) {
+    this.col = new ResourceCollection<SandboxSpec>(deps, SANDBOX_KIND, 'Sandbox');
+  }
+
+  view(row: ResourceRow<SandboxSpec>, secrets: SecretView = 'mask'): Sandbox {
+    const expiresIn = sandboxExpiresIn(row, this.deps.now());
+    const lastUsedAt = row.system.lastUsedAt;
+    return {
+      metadata: envelopeMetadata(row, sandboxUrl(this.deps.hosts, row.workspace, row.name, row.spec.region)),
+      spec: viewSandboxSpec(
+        this.deps.secrets,
+        row.spec,
+        sandboxSecretContext(row.workspace, row.name),
+        secrets,
+      ),
+      events: eventsOf(row),
+      status: (row.status ?? 'DEPLOYING') as Sandbox['status'],
+      ...(row.state === 'RUNNING' || row.state === 'STANDBY' ? { state: row.state } : {}),
+      ...(expiresIn !== undefined ? { expiresIn } : {}),
+      ...(typeof lastUsedAt === 'string' ? { lastUsedAt } : {}),
+      ...(row.terminatedAt ? { terminatedAt: row.terminatedAt } : {}),
+    };
+  }
+
+  async list(ws: WorkspaceAccess, page: PageRequest, query: ListQuery) {
+    return mapPage(await this.col.list(ws.name, page, listFilter(query)), (r) => this.view(r));
+  }
+
+  /** `show_secrets=true` reveals secret values to workspace admins only (spec "Authentication" 4). */
+  async get(ws: WorkspaceAccess, name: string, showSecrets = false): Promise<Sandbox> {
+    if (showSecrets && ws.role !== 'admin') {
+      throw forbidden('show_secrets=true requires the workspace admin role');
+    }
+    return this.view(await this.col.get(ws.name, name), showSecrets ? 'reveal' : 'mask');
+  }
+
+  async getByExternalId(ws: WorkspaceAccess, externalId: string): Promise<Sandbox> {
+    return this.view(await this.col.getByExternalId(ws.name, externalId));
+  }
+
+  async create(
+    ws: WorkspaceAccess,
+    actor: string,
+    body: SandboxCreate,
+    createIfNotExist = false,
+  ): Promise<Sandbox> {
+    const name = body.metadata.name ?? `sandbox-${randomBytes(4).toString('hex')}`;
+    const existing = await this.col.find(ws.name, name);
+    if (existing) {
+      if (createIfNotExist && !existing.terminatedAt && !GONE.has(existing.status ?? ''))
+        return this.view(existing);
+      throw this.alreadyExists(ws.name, name);
+    }
+    const spec: SandboxSpec = { ...body.spec, region: body.spec.region ?? this.deps.hosts.region };
+    checkNetwork(spec);
+    await this.checkImage(ws.name, name, spec);
+    const holder = `sandbox:${name}`;
+    for (const [i, volume] of (spec.volumes ?? []).entries()) {
+      await this.deps.volumes.require(ws.name, volume.name).catch(() => {
+        throw invalidField(`spec.volumes.${i}.name`, `volume "${volume.name}" does not exist`);
+      });
+    }
+    const event = newEvent(
+      undefined,
+      'deployment',
+      'DEPLOYING',
+      'Sandbox created; waiting to be started',
+      this.deps.now(),
+    );
+    let raced = false;
+    const row = await this.col
+      .create(
+        {
+          workspace: ws.name,
+          name,
+          actor,
+          ...metadataColumns(body.metadata),
+          spec: sealSandboxSpec(this.deps.secrets, spec, sandboxSecretContext(ws.name, name)),
+          status: 'DEPLOYING',
+          event,
+        },
+        () => this.alreadyExists(ws.name, name),
+      )
+      .catch(async (err: unknown) => {
+        // Lost a race with a concurrent create of the same name: answer as if we had seen it.
+        const winner = createIfNotExist ? await this.col.find(ws.name, name) : undefined;
+        if (!winner || winner.terminatedAt || GONE.has(winner.status ?? '')) throw err;
+        raced = true;
+        return winner;
+      });
+    if (raced) return this.view(row);
+    try {
+      await this.attachVolumes(ws.name, holder, spec, [], actor);
+    } catch (err) {
+      // Undo: the sandbox must not exist half-made, holding some of its volumes.
+      await this.detachVolumes(ws.name, holder, spec.volumes ?? [], actor);
+      await this.col.remove(row);
+      throw err;
+    }
+    return this.view(row);
+  }
+
+  async update(ws: WorkspaceAccess, actor: string, name: string, body: SandboxUpdate): Promise<Sandbox> {
+    assertSameName(name, body.metadata.name);
+    const updated = await this.col.mutate(ws.name, name, actor, async (row) => {
+      if ((row.terminatedAt || GONE.has(row.status ?? '')) && row.status !== 'FAILED') {
+        throw conflict(`Sandbox "${name}" is being deleted (${row.status ?? ''})`);
+      }
+      const spec: SandboxSpec = {
+        ...body.spec,
+        region: body.spec.region ?? row.spec.region ?? this.deps.hosts.region,
+      };
+      if (spec.region !== row.spec.region) {
+        throw invalidField('spec.region', `is immutable after creation (is "${row.spec.region ?? ''}")`);
+      }
+      // extraArgs are fixed when the sandbox is made (reference sandbox-api §5: immutable).
+      if (
+        JSON.stringify(spec.runtime?.extraArgs ?? {}) !== JSON.stringify(row.spec.runtime?.extraArgs ?? {})
+      ) {
+        throw invalidField('spec.runtime.extraArgs', 'is immutable after creation');
+      }
+      checkNetwork(spec);
+      if (spec.runtime?.image !== row.spec.runtime?.image) await this.checkImage(ws.name, name, spec);
+      const holder = `sandbox:${name}`;
+      await this.attachVolumes(ws.name, holder, spec, row.spec.volumes ?? [], actor);
+      const kept = new Set((spec.volumes ?? []).map((v) => v.name));
+      await this.detachVolumes(
+        ws.name,
+        holder,
+        (row.spec.volumes ?? []).filter((v) => !kept.has(v.name)),
+        actor,
+      );
+      const sealed = sealSandboxSpec(this.deps.secrets, spec, sandboxSecretContext(ws.name, name), row.spec);
+      return {
+        patch: { ...metadataColumns(body.metadata, row), spec: sealed, status: 'DEPLOYING' },
+        event: newEvent(
+          row,
+          'deployment',
+          'DEPLOYING',
+          'Sandbox spec updated; waiting to be applied',
+          this.deps.now(),
+        ),
+      };
+    });
+    return this.view(updated);
+  }
+
+  /** Marks the sandbox DELETING; the controller stops it, sets TERMINATED and frees its volumes. */
+  async delete(ws: WorkspaceAccess, actor: string, name: string): Promise<Sandbox> {
+    const row = await this.col.mutate(ws.name, name, actor, async (current) => {
+      if (current.terminatedAt || current.status === 'DELETING') return undefined;
+      return {
+        patch: { status: 'DELETING' },
+        event: newEvent(current, 'deployment', 'DELETING', 'Sandbox deletion requested', this.deps.now()),
+      };
+    });
+    await this.deps.onDelete?.(ws.name, name);
+    return this.view(row);
+  }
+
+  private alreadyExists(workspace: string, name: string): ApiError {
+    // Our `{error, code, message}` plus the vendor SDK's SandboxError fields (reference §0, sandbox-api
+    // §2.4): the SDK's createIfNotExists retries on `code === 409`.
+    return new ApiError('sandbox_already_exists', `Sandbox "${name}" already exists`, {
+      extra: {
+        sandbox_name: name,
+        workspace,
+        status_code: 409,
+        step: 'create',
+        timestamp: this.deps.now().toISOString(),
+        reason: 'SANDBOX_ALREADY_EXISTS',
+      },
+    });
+  }
+
+  private async checkImage(workspace: string, name: string, spec: SandboxSpec): Promise<void> {
+    const image = spec.runtime?.image;
+    if (image === undefined || !this.deps.validateImage) return;
+    if (await this.deps.validateImage(image)) return;
+    throw new ApiError('invalid_image', `spec.runtime.image: image "${image}" is not available`, {
+      details: [{ field: 'spec.runtime.image', message: `image "${image}" is not available` }],
+      extra: { sandbox_name: name, workspace, status_code: 400, step: 'create', reason: 'INVALID_IMAGE' },
+    });
+  }
+
+  private async attachVolumes(
+    workspace: string,
+    holder: string,
+    spec: SandboxSpec,
+    already: NonNullable<SandboxSpec['volumes']>,
+    actor: string,
+  ): Promise<void> {
+    const held = new Set(already.map((v) => v.name));
+    for (const [i, volume] of (spec.volumes ?? []).entries()) {
+      if (held.has(volume.name) || volume.type === 'ephemeral') continue;
+      await this.deps.volumes.attach(workspace, volume.name, holder, `spec.volumes.${i}.name`, actor);
+    }
+  }
+
+  async detachVolumes(
+    workspace: string,
+    holder: string,
+    volumes: NonNullable<SandboxSpec['volumes']>,
+    actor: string,
+  ): Promise<void> {
+    for (const volume of volumes) await this.deps.volumes.detach(workspace, volume.name, holder, actor);
+  }
+}
