@@ -33,6 +33,8 @@ export interface SandboxdConfig {
   version: string;
   clock: Clock;
   tunnel: TunnelDriver;
+  /** The per-sandbox secret the platform gateway sends (http/gateway-token.ts); unset = open. */
+  gatewayToken?: string;
   /** Interval of `[keepalive]` lines on streams; 30 s upstream, 5 s on streamed exec. */
   keepaliveMs: { logs: number; watch: number; exec: number };
 }

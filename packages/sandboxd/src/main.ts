@@ -22,7 +22,15 @@ function unhide(env: Record<string, string>): void {
   }
 }
 
+/**
+ * The gateway's per-sandbox secret (http/gateway-token.ts): sandboxd keeps it, nothing it starts
+ * inherits it (removed from process.env too, which the terminal and node itself read).
+ */
+const TOKEN_VAR = 'TARMAC_SANDBOXD_TOKEN';
+
 function main(): void {
+  const gatewayToken = process.env[TOKEN_VAR] || undefined;
+  delete process.env[TOKEN_VAR];
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   unhide(env);
@@ -36,6 +44,7 @@ function main(): void {
     shellArgs: env.SHELL_ARGS ? env.SHELL_ARGS.split(' ').filter(Boolean) : ['-c'],
     keepAliveDisabled: truthy(env.BL_DISABLE_KEEPALIVE),
     terminalDisabled: truthy(env.DISABLE_TERMINAL),
+    ...(gatewayToken ? { gatewayToken } : {}),
   });
   const d = createSandboxd(config);
   d.server.listen(parsePort(process.argv.slice(2)), '0.0.0.0');
