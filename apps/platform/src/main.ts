@@ -22,7 +22,8 @@ import {
   writeCredentials,
 } from './home/home-files.js';
 import { engineConfigFrom } from './controllers/engine-config.js';
-import { parseResolveList } from './egress/destination-guard.js';
+import { parseCidrList, parseResolveList } from './egress/destination-guard.js';
+import { SandboxCredentials } from './gateway/sandbox-credentials.js';
 import { EgressPlane } from './egress/egress-plane.js';
 import { withSandboxGateway } from './gateway/listener.js';
 import { startSandboxPlane } from './gateway/sandbox-plane.js';
@@ -60,7 +61,12 @@ async function main(): Promise<void> {
   // out; TARMAC_EGRESS_PORT (3128), and for tests TARMAC_EGRESS_RESOLVE (name=ip,...) and
   // TARMAC_EGRESS_EXTRA_CA (a PEM file trusted for upstream TLS).
   const egressPort = Number(process.env.TARMAC_EGRESS_PORT ?? '3128');
+  // Per-sandbox secrets: sandboxd's gateway token and the egress proxy password (issue 19 item 3).
+  const sandboxCredentials = new SandboxCredentials(secretKey);
   const egress = await EgressPlane.prepare({
+    credentials: sandboxCredentials,
+    // Internal destinations the operator opens to sandboxes (issue 19 item 4), e.g. 10.0.5.0/24.
+    allowCidrs: parseCidrList(process.env.TARMAC_EGRESS_ALLOW_CIDRS, 'TARMAC_EGRESS_ALLOW_CIDRS'),
     home: layout,
     subnet: engineConfig.network.subnet ?? DEFAULT_NETWORK.subnet,
     port: egressPort,
@@ -85,6 +91,7 @@ async function main(): Promise<void> {
     logger,
     jwt: new JwtService(signingKey, 'tarmac'),
     secretsKey: secretKey,
+    credentials: sandboxCredentials,
   });
   await egress.start({
     ensureBridge: () => sandboxPlane.engine.network.ensure(),

@@ -8,7 +8,12 @@ import type { SandboxSpec } from '@tarmac/contract';
 import { ImageNotFoundError, LocalEngine } from '@tarmac/engine';
 import type { Store } from '@tarmac/store';
 import type { Logger } from 'pino';
-import { startControllers, type ControllerDeps, type Controllers } from '../controllers/controllers.js';
+import {
+  sandboxdKeepAlive,
+  startControllers,
+  type ControllerDeps,
+  type Controllers,
+} from '../controllers/controllers.js';
 import type { EngineConfig } from '../controllers/engine-config.js';
 import type { SandboxRow } from '../controllers/sandbox-record.js';
 import { BearerAuthenticator, MembershipWorkspaceResolver } from '../modules/identity/authenticator.js';
@@ -19,6 +24,7 @@ import type { ChangeFeed } from '../shared/change-feed.js';
 import { imageImportApp } from './image-import.js';
 import { PreviewGateway } from './previews/preview-gateway.js';
 import type { RawRoute } from './listener.js';
+import { SANDBOXD_TOKEN_ENV, SANDBOXD_TOKEN_HEADER, type SandboxCredentials } from './sandbox-credentials.js';
 import { SandboxGateway, type SandboxGatewayDeps } from './sandbox-gateway.js';
 
 export interface SandboxPlaneDeps {
@@ -37,6 +43,8 @@ export interface SandboxPlaneDeps {
   sandboxDefaults?: ControllerDeps['sandboxDefaults'];
   /** Sandbox API routes the platform answers itself (SandboxGatewayDeps.intercept). */
   gatewayIntercept?: SandboxGatewayDeps['intercept'];
+  /** Per-sandbox secrets (sandbox-credentials.ts): sandboxd's token goes in its env and on requests. */
+  credentials: SandboxCredentials;
 }
 
 export interface SandboxPlane {
@@ -60,13 +68,25 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     runtime: { nodeBinary: d.nodeBinary, tiniBinary: d.config.tiniBinary, sandboxdBundle: d.sandboxdBundle },
   });
   const box = new SecretBox(d.secretsKey);
+  const token = (entry: { id: string }) => d.credentials.sandboxdToken(entry.id);
+  // The standby check reads keepAlive from sandboxd's /health, which only the token unlocks.
+  const keepAliveCount = (ip: string, recordId: string) =>
+    sandboxdKeepAlive(ip, { [SANDBOXD_TOKEN_HEADER]: token({ id: recordId }) });
+  const sandboxDefaults = async (sandbox: { id: string }) => {
+    const base = await d.sandboxDefaults?.(sandbox);
+    return {
+      env: { ...base?.env, [SANDBOXD_TOKEN_ENV]: token(sandbox) },
+      files: base?.files ?? [],
+    };
+  };
   const controllers = startControllers({
     engine,
     store: d.store,
     changes: d.changes,
     logger: d.logger,
     standbyAfterMs: d.config.standbyAfterMs,
-    ...(d.sandboxDefaults ? { sandboxDefaults: d.sandboxDefaults } : {}),
+    sandboxDefaults,
+    keepAliveCount,
     revealEnvs: (row: SandboxRow) =>
       viewSandboxSpec(box, row.spec as SandboxSpec, sandboxSecretContext(row.workspace, row.name), 'reveal')
         .runtime?.envs ?? [],
@@ -82,6 +102,7 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     logger: d.logger,
     ready: controllers.ready,
     domain: d.config.sandboxDomain,
+    sandboxdToken: token,
     ...(d.gatewayIntercept ? { intercept: d.gatewayIntercept } : {}),
   });
   const previews = new PreviewGateway({
@@ -92,6 +113,7 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     logger: d.logger,
     ready: controllers.ready,
     domain: d.config.sandboxDomain,
+    sandboxdToken: token,
     ...(d.gatewayIntercept ? { intercept: d.gatewayIntercept } : {}),
   });
   const imageImport = imageImportApp({
