@@ -314,6 +314,32 @@ describe.skipIf(missing !== null)(
       expect(fromHost).toBe('407');
     });
 
+    it("item 3: the image's proxy clients send the credentials of HTTP(S)_PROXY: curl, python, apt, git", async () => {
+      const hit = (marker: string) => outsideLog.includes(marker);
+      const r = await exec(
+        p!,
+        PROBE,
+        [
+          "curl -sS -m 10 -o /dev/null -w 'curl=%{http_code}\\n' http://outside.test/creds-curl",
+          `python3 -c "import urllib.request as u; print('python=' + str(u.urlopen('http://outside.test/creds-python').status))"`,
+          "printf 'deb [trusted=yes] http://outside.test/creds-apt bookworm main\\n' > /tmp/tm.list",
+          'apt-get -q -o Dir::Etc::sourcelist=/tmp/tm.list -o Dir::Etc::sourceparts=- -o Acquire::Retries=0 update > /dev/null 2>&1; echo apt=$?',
+          'git ls-remote http://outside.test/creds-git.git > /dev/null 2>&1; echo git=$?',
+        ].join('; '),
+      );
+      expect(r.stdout).toContain('curl=200');
+      expect(r.stdout).toContain('python=200');
+      await new Promise((res) => setTimeout(res, 200));
+      // apt and git fail on the outside's answer ("outside" is no repository), but they asked it:
+      // past the proxy's 407, so they sent the sandbox's credentials.
+      expect([hit('/creds-curl'), hit('/creds-python'), hit('/creds-apt/'), hit('/creds-git.git/')]).toEqual([
+        true,
+        true,
+        true,
+        true,
+      ]);
+    });
+
     it('item 4: every notation of every host address is refused (403) and the host service sees nothing', async () => {
       const port = hostPort;
       const v4 = [...hostV4(), GATEWAY, OTHER_BRIDGE.address, outside.hostIp, '127.0.0.1', '0.0.0.0'];

@@ -1,10 +1,10 @@
 // Who is asking the egress proxy (issue 19 item 3): a sandbox proves it with its own credentials in
-// `Proxy-Authorization: Basic base64(<record id>:<password>)`, which curl, wget, pip/requests, apt,
-// git and undici's EnvHttpProxyAgent (the node preload) all send when the proxy URL carries them
-// (`HTTP_PROXY=http://<id>:<password>@<gateway>:3128`, sandbox-setup.ts). The source address is
-// no proof: a sandbox on the bridge could borrow another's (forged ARP, spoofed source), and a
-// request header like X-Forwarded-For is whatever the client wrote. Missing or wrong credentials:
-// 407, and no policy, no secrets.
+// `Proxy-Authorization: Basic base64(<record id>:<password>)`, which proxy clients send when the
+// proxy URL carries them (`HTTP_PROXY=http://<id>:<password>@<gateway>:3128`, sandbox-setup.ts;
+// curl, python, apt, git and node's fetch proven in tests/e2e/boundary/gateway-egress.test.ts).
+// The source address is no proof: a sandbox on the bridge could borrow another's (forged ARP,
+// spoofed source), and a request header like X-Forwarded-For is whatever the client wrote.
+// Missing or wrong credentials: 407, and no policy, no secrets.
 import type { IncomingHttpHeaders } from 'node:http';
 
 export interface ProxyCredentials {
