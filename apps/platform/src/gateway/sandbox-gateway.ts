@@ -183,7 +183,10 @@ export class SandboxGateway {
    */
   private async resolve(token: string, target: SandboxTarget): Promise<SandboxRef> {
     const c = target.canonical;
-    if (c && (await this.exists(c, true)) && (await this.access.allowed(token, c.workspace))) return c;
+    // Access first (cached): whether a sandbox exists in a workspace the caller cannot see is not
+    // theirs to learn, not even from timing.
+    const canonicalAllowed = c !== undefined && (await this.access.allowed(token, c.workspace));
+    if (c && canonicalAllowed && (await this.exists(c, true))) return c;
     const mine: SandboxRef[] = [];
     for (const l of target.legacy) {
       if ((await this.access.allowed(token, l.workspace)) && (await this.exists(l, false))) mine.push(l);
@@ -196,7 +199,7 @@ export class SandboxGateway {
         `ambiguous sandbox host: it names ${which}; use the sandbox's metadata.url or {run_url}/{workspace}/sandboxes/{name}`,
       );
     }
-    if (c && (await this.access.allowed(token, c.workspace))) return c; // not there: notLive says 404
+    if (c && canonicalAllowed) return c; // not there: notLive says 404
     throw new GatewayError(404, `sandbox ${(c ?? target.legacy[0])?.name ?? ''} not found`);
   }
 
