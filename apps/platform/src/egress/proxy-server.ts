@@ -24,6 +24,7 @@ import {
   type ProxyCredentials,
 } from './proxy-auth.js';
 import { refuseResponse, refuseSocket } from './refusal.js';
+import { describeUpstreamError } from './upstream-errors.js';
 
 /**
  * The policy of the sandbox these credentials prove, connecting from `clientIp`; undefined when
@@ -111,13 +112,13 @@ export class EgressProxy {
         ...agentOptions,
         secureContext: createSecureContext({ ca: [...rootCertificates, ...(options.extraUpstreamCa ?? [])] }),
       }),
-      describeError: (err) => describe(err),
+      describeError: (err) => describeUpstreamError(err),
     };
     this.server = createServer((req, res) => void this.onRequest(req, res).catch((e) => this.fail(res, e)));
     this.server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       this.track(socket);
       void this.onConnect(req, socket, head).catch((e: unknown) =>
-        refuseSocket(socket, 502, describe(e).message),
+        refuseSocket(socket, 502, describeUpstreamError(e).message),
       );
     });
     this.server.on('connection', (s: Socket) => this.track(s));
@@ -142,7 +143,7 @@ export class EgressProxy {
   }
 
   private fail(res: ServerResponse, err: unknown): void {
-    const { status, message } = describe(err);
+    const { status, message } = describeUpstreamError(err);
     refuseResponse(res, status, message);
   }
 
@@ -268,7 +269,8 @@ export class EgressProxy {
       timeout: this.options.connectTimeoutMs ?? 30_000,
     });
     this.track(upstream);
-    const onFail = (err: Error) => refuseSocket(socket, describe(err).status, describe(err).message);
+    const onFail = (err: Error) =>
+      refuseSocket(socket, describeUpstreamError(err).status, describeUpstreamError(err).message);
     upstream.once('error', onFail);
     upstream.once('timeout', () => {
       upstream.destroy();
@@ -322,28 +324,4 @@ function firstChunk(socket: Duplex): Promise<Buffer | undefined> {
     socket.once('end', onEnd);
     socket.once('close', onEnd);
   });
-}
-
-function describe(err: unknown): { status: number; message: string } {
-  const e = err as NodeJS.ErrnoException;
-  if (e?.code === 'EBLOCKED') return { status: 403, message: e.message };
-  if (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN') {
-    return { status: 502, message: `cannot resolve destination: ${e.message}` };
-  }
-  if (e?.code === 'ETIMEDOUT') return { status: 504, message: `destination timed out: ${e.message}` };
-  const tlsCodes = [
-    'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-    'SELF_SIGNED_CERT_IN_CHAIN',
-    'DEPTH_ZERO_SELF_SIGNED_CERT',
-    'ERR_TLS_CERT_ALTNAME_INVALID',
-    'CERT_HAS_EXPIRED',
-    'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  ];
-  if (e?.code && tlsCodes.includes(e.code)) {
-    return {
-      status: 502,
-      message: `destination's TLS certificate failed verification (${e.code}): ${e.message}`,
-    };
-  }
-  return { status: 502, message: `destination unreachable: ${e?.message ?? String(err)}` };
 }
