@@ -13,6 +13,7 @@ import type { HomeLayout } from './home/home-files.js';
 import type { SigningKey } from './planes/identity/auth/jwt.js';
 import { createMeter } from './planes/metering/metering.js';
 import { EgressPlane } from './planes/sandbox/egress/egress-plane.js';
+import { SandboxCredentials } from './planes/sandbox/sandbox-credentials.js';
 import { withSandboxGateway } from './planes/sandbox/gateway/listener.js';
 import { startSandboxPlane } from './planes/sandbox/sandbox-plane.js';
 import { sharedServices } from './shared-services.js';
@@ -53,7 +54,11 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
   // Egress (planes/sandbox/egress/ARCHITECTURE.md): the proxy on the bridge gateway is the
   // sandboxes' only way out. Prepared before the sandbox plane, started after it (egress-plane.ts).
   const engineConfig = { ...config.engine, network: { ...config.engine.network } };
+  // Per-sandbox secrets: sandboxd's gateway token and the egress proxy password (issue 19 item 3).
+  const sandboxCredentials = new SandboxCredentials(r.secretKey);
   const egress = await EgressPlane.prepare({
+    credentials: sandboxCredentials,
+    allowCidrs: config.egress.allowCidrs,
     home: r.layout,
     subnet: engineConfig.network.subnet ?? DEFAULT_NETWORK.subnet,
     port: config.egress.port,
@@ -79,6 +84,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     authenticator: shared.authenticator,
     workspaces: shared.workspaces,
     secrets: shared.secrets,
+    credentials: sandboxCredentials,
   });
   await egress.start({
     ensureBridge: () => sandboxPlane.ensureBridge(),

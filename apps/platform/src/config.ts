@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DEFAULT_METERING_INTERVAL_SECONDS } from './planes/metering/metering.js';
 import { DEFAULT_PRICES, priceOverridesSchema, type PriceTable } from './planes/metering/prices.js';
 import type { EngineConfig } from './planes/sandbox/controllers/engine-config.js';
-import { parseResolveList } from './planes/sandbox/egress/destination-guard.js';
+import { parseCidrList, parseResolveList } from './planes/sandbox/egress/destination-guard.js';
 
 /**
  * Every environment variable the platform process reads, in one schema (issue 13: one validated
@@ -55,6 +55,12 @@ export const platformEnvSchema = z.object({
   TARMAC_EGRESS_RESOLVE: optional,
   /** Tests: a PEM file trusted for upstream TLS. */
   TARMAC_EGRESS_EXTRA_CA: optional,
+  /**
+   * Internal destinations the operator opens to sandboxes through the proxy, comma-separated
+   * CIDRs (e.g. `10.0.5.0/24,fd00:1::/64`); by default every host, bridge, private, loopback and
+   * link-local address is refused (issue 19 item 4).
+   */
+  TARMAC_EGRESS_ALLOW_CIDRS: optional,
 
   // Metering (planes/metering/ARCHITECTURE.md).
   /** JSON object of price overrides, dimension → USD per unit. */
@@ -77,7 +83,12 @@ export interface PlatformConfig {
   /** Host-style URL parts that differ from the defaults (framework/hosts.ts). */
   hosts: { domain?: string; region?: string };
   engine: EngineConfig;
-  egress: { port: number; resolve: Record<string, string>; extraCaFile: string | undefined };
+  egress: {
+    port: number;
+    resolve: Record<string, string>;
+    extraCaFile: string | undefined;
+    allowCidrs: string[];
+  };
   metering: { prices: PriceTable; intervalMs: number };
 }
 
@@ -117,12 +128,22 @@ export function resolveConfig({ flags, env, homedir }: ConfigSources): PlatformC
       port: Number(env.TARMAC_EGRESS_PORT ?? '3128'),
       resolve: parseResolveList(e.TARMAC_EGRESS_RESOLVE),
       extraCaFile: e.TARMAC_EGRESS_EXTRA_CA,
+      allowCidrs: asConfigError(() => parseCidrList(e.TARMAC_EGRESS_ALLOW_CIDRS, 'TARMAC_EGRESS_ALLOW_CIDRS')),
     },
     metering: {
       prices: prices(e.TARMAC_METERING_PRICES),
       intervalMs: meteringIntervalMs(e.TARMAC_METERING_INTERVAL_SECONDS),
     },
   };
+}
+
+/** A parser's own error (it names the variable) as a ConfigError: exit 2 with its message. */
+function asConfigError<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
 }
 
 function engineConfig(e: PlatformEnv): EngineConfig {

@@ -24,4 +24,10 @@ describe('sandboxd process env', () => {
     expect(execEnvArgs(env)).toEqual(['--env', 'NODE_EXTRA_CA_CERTS=/ca=1.crt']);
     expect(execEnvArgs(['PATH=/bin'])).toEqual([]);
   });
+
+  it("blanks sandboxd's own token for runc exec (it copies the container env and cannot unset)", () => {
+    const env = sandboxdProcessEnv(['PATH=/bin', 'TARMAC_SANDBOXD_TOKEN=s3cret']);
+    expect(env).toContain('TARMAC_SANDBOXD_TOKEN=s3cret'); // sandboxd itself reads it
+    expect(execEnvArgs(env)).toEqual(['--env', 'TARMAC_SANDBOXD_TOKEN=']);
+  });
 });

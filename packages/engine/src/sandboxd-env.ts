@@ -25,11 +25,21 @@ export function sandboxdProcessEnv(env: readonly string[]): string[] {
   });
 }
 
-/** `--env` arguments for `runc exec` that restore the hidden variables, unhidden. */
+/**
+ * sandboxd's own secrets (issue 19 item 3: the gateway's per-sandbox token): in the container env
+ * for sandboxd, which removes them before it starts anything. `runc exec` copies the container
+ * env and cannot unset a variable, so exec() blanks them. (Root in the sandbox can still read
+ * /proc/1/environ: the token opens only this sandbox's own sandboxd, which that root controls.)
+ */
+export const SANDBOXD_ONLY = ['TARMAC_SANDBOXD_TOKEN'] as const;
+
+/** `--env` arguments for `runc exec` that restore the hidden variables and blank sandboxd's own. */
 export function execEnvArgs(containerEnv: readonly string[]): string[] {
   const args: string[] = [];
   for (const kv of containerEnv) {
     if (kv.startsWith(HIDDEN_PREFIX)) args.push('--env', kv.slice(HIDDEN_PREFIX.length));
+    const name = kv.slice(0, kv.indexOf('='));
+    if ((SANDBOXD_ONLY as readonly string[]).includes(name)) args.push('--env', `${name}=`);
   }
   return args;
 }

@@ -40,6 +40,8 @@ export interface SandboxdConfig {
   stateDir?: string;
   /** Command making FIFOs (`mkfifo`, or `/.tarmac/bin/busybox mkfifo`); unset: plain pipes. */
   mkfifo?: string[];
+  /** The per-sandbox secret the platform gateway sends (http/gateway-token.ts); unset = open. */
+  gatewayToken?: string;
   /** Interval of `[keepalive]` lines on streams; 30 s upstream, 5 s on streamed exec. */
   keepaliveMs: { logs: number; watch: number; exec: number };
 }

@@ -26,7 +26,15 @@ function unhide(env: Record<string, string>): void {
   }
 }
 
+/**
+ * The gateway's per-sandbox secret (http/gateway-token.ts): sandboxd keeps it, nothing it starts
+ * inherits it (removed from process.env too, which the terminal and node itself read).
+ */
+const TOKEN_VAR = 'TARMAC_SANDBOXD_TOKEN';
+
 function main(): void {
+  const gatewayToken = process.env[TOKEN_VAR] || undefined;
+  delete process.env[TOKEN_VAR];
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   unhide(env);
@@ -45,6 +53,7 @@ function main(): void {
     ...(stateDir
       ? { stateDir, mkfifo: existsSync(RUNTIME_BUSYBOX) ? [RUNTIME_BUSYBOX, 'mkfifo'] : ['mkfifo'] }
       : {}),
+    ...(gatewayToken ? { gatewayToken } : {}),
   });
   // A failure in one request must not end every process of the sandbox (issue 19 item 6): log a
   // stray rejection and carry on. An uncaught exception still exits (the state may be broken);

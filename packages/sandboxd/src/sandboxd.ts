@@ -15,6 +15,7 @@ import { searchRoutes } from './fs/search-routes.js';
 import { WatchBudget, watchRoutes } from './fs/watch.js';
 import { healthRoutes } from './health.js';
 import { createApp, normalizeRequest } from './http/app.js';
+import { guardUpgrade } from './http/gateway-token.js';
 import { HttpError } from './http/errors.js';
 import { LIMITS } from './http/limits.js';
 import { StreamBudget } from './http/stream.js';
@@ -98,7 +99,7 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
   const monitors = new PortMonitors((pid) => processPorts(config.procRoot, pid));
   const terminals = new TerminalSessions(deps.ptyFactory ?? nodePtyFactory, LIMITS.terminalSessions);
 
-  const app = createApp();
+  const app = createApp(config.gatewayToken);
   healthRoutes(app, pm, config.clock, config.version);
   filesystemRoutes(app, ctx);
   multipartRoutes(app, ctx, config.tmpDir, config.clock);
@@ -145,7 +146,7 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
     defaultShell: config.env.SHELL ?? (existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh'),
     disabled: config.terminalDisabled,
   });
-  server.on('upgrade', upgrade);
+  server.on('upgrade', guardUpgrade(config.gatewayToken, upgrade));
 
   const stopServer = (): void => {
     monitors.stopAll();

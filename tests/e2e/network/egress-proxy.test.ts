@@ -180,7 +180,7 @@ describe.skipIf(missing)('egress proxy against outside servers in a namespace', 
 
   beforeEach(() => setNetwork(undefined));
 
-  it('refuses a caller that is not a sandbox (unknown source address), and non-proxy requests', async () => {
+  it('refuses a caller that is not a sandbox (407), and non-proxy requests', async () => {
     // From the host itself the source address is the host side of the link: no sandbox has it.
     const r = await runHost('curl', [
       '-sS',
@@ -193,10 +193,9 @@ describe.skipIf(missing)('egress proxy against outside servers in a namespace', 
       'http://plain.outside.test/unknown-client',
     ]);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines.pop()).toBe('403');
-    expect(JSON.parse(lines.join('\n')).error).toBe(
-      `${client.hostIp} is not a sandbox known to the egress proxy`,
-    );
+    // No credentials proving a sandbox: 407 (issue 19 item 3), never a policy.
+    expect(lines.pop()).toBe('407');
+    expect(JSON.parse(lines.join('\n')).error).toMatch(/^proxy authentication required/);
     // A direct (origin-form) request is not a proxy request.
     const direct = await runIn(client.name, 'curl', [
       '-sS',

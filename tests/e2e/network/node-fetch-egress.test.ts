@@ -109,6 +109,10 @@ describe.skipIf(missing !== null)(`node fetch egress${missing ? ` (skipped: ${mi
       env: {
         TARMAC_EGRESS_RESOLVE: `api.outside.test=${o},web.outside.test=${o},plain.outside.test=${o}`,
         TARMAC_EGRESS_EXTRA_CA: certs.caFile,
+        // In the shared range 3128–3147, which every platform on this bridge keeps open when it
+        // rewrites the bridge's INPUT chain (egress-plane.ts SHARED_PORTS); the harness's random
+        // port was dropped whenever another test's platform started on the e2e bridge meanwhile.
+        TARMAC_EGRESS_PORT: '3128',
       },
     });
     await createSandbox(

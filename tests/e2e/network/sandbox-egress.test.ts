@@ -137,7 +137,10 @@ describe.skipIf(missing !== null)(`sandbox egress${missing ? ` (skipped: ${missi
     );
     // The test pins TARMAC_EGRESS_PORT=3128; 3129–3147 if another platform on this bridge holds
     // it (egress-plane.ts SHARED_PORTS).
-    expect(proxyUrl).toMatch(new RegExp(`^http://${GATEWAY.replaceAll('.', '\\.')}:31(2[89]|[34]\\d)$`));
+    // With the sandbox's own proxy credentials in it (issue 19 item 3): record id and password.
+    expect(proxyUrl).toMatch(
+      new RegExp(`^http://[\\w-]+:[0-9a-f]{64}@${GATEWAY.replaceAll('.', '\\.')}:31(2[89]|[34]\\d)$`),
+    );
     expect(r.stdout).toContain(`HTTPS_PROXY=${proxyUrl}`);
     expect(r.stdout).toContain(`http_proxy=${proxyUrl}`);
     expect(r.stdout).toContain('NODE_EXTRA_CA_CERTS=/usr/local/share/ca-certificates/tarmac-egress-ca.crt');

@@ -1,9 +1,11 @@
 /**
  * Host-style public addresses (ARCHITECTURE.md "Addresses"): sandboxes at
- * `sbx-<name>-<ws>.<region>.<domain>`, previews at `<preview-id>.<region>.preview.<domain>`. The
+ * `sbx-<name>-<ws>.<region>.<domain>` (gateway/sandbox-host-label.ts), previews at `<preview-id>.<region>.preview.<domain>`. The
  * default domain is `localhost` (`*.localhost` resolves to loopback, RFC 6761). The port is a
  * function because main.ts learns it only after listening.
  */
+import { encodeSandboxLabel } from './sandbox-host-label.js';
+
 export interface HostConfig {
   scheme: 'http' | 'https';
   domain: string;
@@ -32,7 +34,8 @@ export function sandboxUrl(
   name: string,
   region = hosts.region,
 ): string {
-  return origin(hosts, `sbx-${name}-${workspace}.${region}.${hosts.domain}`);
+  // '-' in the name doubled: one host per (workspace, name), issue 19 item 12.
+  return origin(hosts, `${encodeSandboxLabel(workspace, name)}.${region}.${hosts.domain}`);
 }
 
 export function previewHostUrl(hosts: HostConfig, previewId: string, region = hosts.region): string {

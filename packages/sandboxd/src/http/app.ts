@@ -4,6 +4,7 @@
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono } from 'hono';
 import { HttpError, errorMessage } from './errors.js';
+import { GATEWAY_TOKEN_HEADER, tokenMatches, UNAUTHORIZED_MESSAGE } from './gateway-token.js';
 
 export const COMMON_HEADERS: Record<string, string> = {
   'access-control-allow-origin': '*',
@@ -15,9 +16,15 @@ export const COMMON_HEADERS: Record<string, string> = {
   'x-content-type-options': 'nosniff',
 };
 
-export function createApp(): Hono {
+/** `gatewayToken`: the per-sandbox secret every request must carry (gateway-token.ts); none = open. */
+export function createApp(gatewayToken?: string): Hono {
   const app = new Hono();
   app.use('*', async (c, next) => {
+    if (!tokenMatches(gatewayToken, c.req.header(GATEWAY_TOKEN_HEADER))) {
+      // The engine's readiness probe has no token: it learns only that sandboxd is up.
+      if (c.req.method === 'GET' && c.req.path === '/health') return c.json({ status: 'ok' });
+      throw new HttpError(401, UNAUTHORIZED_MESSAGE);
+    }
     if (c.req.method === 'OPTIONS') return new Response(null, { status: 204, headers: COMMON_HEADERS });
     if (c.req.method === 'HEAD') return new Response(null, { status: 200, headers: COMMON_HEADERS });
     await next();

@@ -29,9 +29,13 @@ function listen(s: Server): Promise<number> {
 }
 
 /** Answers with who answered and the request line it got (a proxy gets the absolute URI). */
+/** Proxy-Authorization of every request the proxy got (issue 19 item 3: the sandbox's credentials). */
+const proxyAuth: (string | undefined)[] = [];
+
 function recorder(name: string, seen: string[]) {
   return (req: IncomingMessage, res: ServerResponse) => {
     seen.push(req.url ?? '');
+    if (name === 'proxy') proxyAuth.push(req.headers['proxy-authorization']);
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ by: name, url: req.url }));
   };
@@ -67,6 +71,7 @@ beforeAll(async () => {
   // A CONNECT refused like the egress proxy refuses a forbidden domain.
   proxy.on('connect', (req: IncomingMessage, socket: Socket) => {
     seenByProxy.push(`CONNECT ${req.url ?? ''}`);
+    proxyAuth.push(req.headers['proxy-authorization']);
     socket.end('HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}');
   });
   proxyPort = await listen(proxy);
@@ -101,6 +106,20 @@ describe('node-proxy preload', () => {
     expect(r.code).toBe(3);
     expect(r.err).toContain('the egress proxy answered 403 to CONNECT https://forbidden.example.test');
     expect(r.err).toContain('refused by the sandbox network policy');
+  });
+
+  it('sends the credentials of the proxy URL as Proxy-Authorization, for HTTP and CONNECT', async () => {
+    const url = `http://rec-1:${'ab'.repeat(32)}@127.0.0.1:${proxyPort}`;
+    const expected = `Basic ${Buffer.from(`rec-1:${'ab'.repeat(32)}`).toString('base64')}`;
+    proxyAuth.length = 0;
+    const http = await node(FETCH('http://outside.example.test/with-credentials'), { HTTP_PROXY: url });
+    expect(JSON.parse(http.out)).toEqual({
+      by: 'proxy',
+      url: 'http://outside.example.test/with-credentials',
+    });
+    const https = await node(FETCH('https://forbidden.example.test/with-credentials'), { HTTPS_PROXY: url });
+    expect(https.code).toBe(3); // the test proxy refuses every CONNECT
+    expect(proxyAuth).toEqual([expected, expected]);
   });
 
   it('honours the lower-case variables and NO_PROXY (direct to a listed host)', async () => {

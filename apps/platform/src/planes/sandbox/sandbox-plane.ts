@@ -10,7 +10,12 @@ import { ImageNotFoundError, LocalEngine } from '@tarmac/engine';
 import type { Store } from '@tarmac/store';
 import type { Authenticator, WorkspaceResolver } from '@tarmac/server-kit';
 import type { Logger } from 'pino';
-import { startControllers, type ControllerDeps, type Controllers } from './controllers/controllers.js';
+import {
+  sandboxdKeepAlive,
+  startControllers,
+  type ControllerDeps,
+  type Controllers,
+} from './controllers/controllers.js';
 import type { EngineConfig } from './controllers/engine-config.js';
 import type { SandboxRow } from './records/sandbox-record.js';
 import { sandboxSecretContext, viewSandboxSpec } from './records/sandbox-secrets.js';
@@ -20,6 +25,7 @@ import { imageImportApp } from './gateway/image-import.js';
 import { PreviewGateway } from './previews/preview-gateway.js';
 import type { RawRoute } from './gateway/listener.js';
 import { SandboxGateway, type SandboxGatewayDeps } from './gateway/sandbox-gateway.js';
+import { SANDBOXD_TOKEN_ENV, SANDBOXD_TOKEN_HEADER, type SandboxCredentials } from './sandbox-credentials.js';
 
 export interface SandboxPlaneDeps {
   home: string;
@@ -39,6 +45,8 @@ export interface SandboxPlaneDeps {
   sandboxDefaults?: ControllerDeps['sandboxDefaults'];
   /** Sandbox API routes the platform answers itself (SandboxGatewayDeps.intercept). */
   gatewayIntercept?: SandboxGatewayDeps['intercept'];
+  /** Per-sandbox secrets (sandbox-credentials.ts): sandboxd's token goes in its env and on requests. */
+  credentials: SandboxCredentials;
 }
 
 export interface SandboxPlane {
@@ -65,13 +73,25 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     runtime: { nodeBinary: d.nodeBinary, tiniBinary: d.config.tiniBinary, sandboxdBundle: d.sandboxdBundle },
   });
   const box = d.secrets;
+  const token = (entry: { id: string }) => d.credentials.sandboxdToken(entry.id);
+  // The standby check reads keepAlive from sandboxd's /health, which only the token unlocks.
+  const keepAliveCount = (ip: string, recordId: string) =>
+    sandboxdKeepAlive(ip, { [SANDBOXD_TOKEN_HEADER]: token({ id: recordId }) });
+  const sandboxDefaults = async (sandbox: { id: string }) => {
+    const base = await d.sandboxDefaults?.(sandbox);
+    return {
+      env: { ...base?.env, [SANDBOXD_TOKEN_ENV]: token(sandbox) },
+      files: base?.files ?? [],
+    };
+  };
   const controllers = startControllers({
     engine,
     store: d.store,
     changes: d.changes,
     logger: d.logger,
     standbyAfterMs: d.config.standbyAfterMs,
-    ...(d.sandboxDefaults ? { sandboxDefaults: d.sandboxDefaults } : {}),
+    sandboxDefaults,
+    keepAliveCount,
     revealEnvs: (row: SandboxRow) =>
       viewSandboxSpec(box, row.spec as SandboxSpec, sandboxSecretContext(row.workspace, row.name), 'reveal')
         .runtime?.envs ?? [],
@@ -86,6 +106,7 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     logger: d.logger,
     ready: controllers.ready,
     domain: d.config.sandboxDomain,
+    sandboxdToken: token,
     ...(d.gatewayIntercept ? { intercept: d.gatewayIntercept } : {}),
   });
   const previews = new PreviewGateway({
@@ -96,6 +117,7 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     logger: d.logger,
     ready: controllers.ready,
     domain: d.config.sandboxDomain,
+    sandboxdToken: token,
     ...(d.gatewayIntercept ? { intercept: d.gatewayIntercept } : {}),
   });
   const imageImport = imageImportApp({

@@ -27,7 +27,7 @@ export interface ControllerDeps {
   /** Opens sealed secret env values at start (sandboxes module's SecretBox). */
   revealEnvs?: (row: SandboxRow) => EnvVar[];
   /** sandboxd's keep-alive process count; defaults to GET http://<ip>:8080/health. */
-  keepAliveCount?: (ip: string) => Promise<number>;
+  keepAliveCount?: (ip: string, recordId: string) => Promise<number>;
   /** Egress env vars and CA files every sandbox gets (SandboxControllerOptions.sandboxDefaults). */
   sandboxDefaults?: SandboxControllerOptions['sandboxDefaults'];
 }
@@ -70,7 +70,7 @@ export function startControllers(deps: ControllerDeps): Controllers {
     resources,
     logger: deps.logger,
     standbyAfterMs: deps.standbyAfterMs,
-    keepAliveCount: deps.keepAliveCount ?? sandboxdKeepAlive,
+    keepAliveCount: deps.keepAliveCount ?? ((ip) => sandboxdKeepAlive(ip)),
     ...(deps.now ? { now: deps.now } : {}),
   });
 
@@ -126,9 +126,12 @@ export function startControllers(deps: ControllerDeps): Controllers {
   };
 }
 
-/** `keepAlive` of sandboxd's /health (packages/sandboxd health.ts). */
-export async function sandboxdKeepAlive(ip: string): Promise<number> {
-  const res = await fetch(`http://${ip}:8080/health`, { signal: AbortSignal.timeout(1000) });
+/**
+ * `keepAlive` of sandboxd's /health (packages/sandboxd health.ts). sandboxd gives it only to a
+ * caller with its token (`headers`, gateway/sandbox-credentials.ts); without, keepAlive reads 0.
+ */
+export async function sandboxdKeepAlive(ip: string, headers: Record<string, string> = {}): Promise<number> {
+  const res = await fetch(`http://${ip}:8080/health`, { headers, signal: AbortSignal.timeout(1000) });
   const body = (await res.json()) as { keepAlive?: unknown };
   return typeof body.keepAlive === 'number' ? body.keepAlive : 0;
 }

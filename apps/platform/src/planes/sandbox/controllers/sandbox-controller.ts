@@ -47,9 +47,10 @@ export interface SandboxControllerOptions {
   revealEnvs?: (row: SandboxRow) => EnvVar[];
   /**
    * What every sandbox gets besides its spec: the egress proxy's env vars and the CA bundle files
-   * (egress/sandbox-setup.ts). The spec's own envs win over these env names.
+   * (egress/sandbox-setup.ts) and the per-sandbox credentials (gateway/sandbox-credentials.ts),
+   * hence the record id. The spec's own envs win over these env names.
    */
-  sandboxDefaults?: () => Promise<{ env: Record<string, string>; files: HostFile[] }>;
+  sandboxDefaults?: (sandbox: { id: string }) => Promise<{ env: Record<string, string>; files: HostFile[] }>;
   /** Told when a sandbox's record changed in a way expiry depends on, or it left DEPLOYED. */
   onRecord?: (row: SandboxRow) => void;
   readyTimeoutMs?: number;
@@ -312,7 +313,7 @@ export class SandboxController {
 
   private async engineSpec(row: SandboxRow, engineId: string): Promise<SandboxSpec> {
     const runtime = row.spec.runtime ?? {};
-    const defaults = await this.o.sandboxDefaults?.();
+    const defaults = await this.o.sandboxDefaults?.({ id: row.id });
     const env: Record<string, string> = { ...defaults?.env };
     const envs = this.o.revealEnvs ? this.o.revealEnvs(row) : (runtime.envs ?? []);
     for (const e of envs) env[e.name] = e.value ?? '';

@@ -29,7 +29,7 @@ export interface StandbyOptions {
   logger: Logger;
   standbyAfterMs: number;
   /** Running keep-alive processes in the sandbox (sandboxd /health); throws when unreachable. */
-  keepAliveCount: (ip: string) => Promise<number>;
+  keepAliveCount: (ip: string, recordId: string) => Promise<number>;
   now?: () => number;
   tickMs?: number;
   lastUsedWriteMs?: number;
@@ -104,7 +104,7 @@ export class StandbyController {
     const usedBefore = entry.lastUsedMs;
     let keepAlive: number;
     try {
-      keepAlive = await this.o.keepAliveCount(entry.ip);
+      keepAlive = await this.o.keepAliveCount(entry.ip, entry.id);
     } catch {
       return; // sandboxd not answering: the lifecycle controller's health pass decides
     }

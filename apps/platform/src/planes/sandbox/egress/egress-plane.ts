@@ -15,10 +15,14 @@ import { handleTunnelRoute } from '../tunnel/tunnel-routes.js';
 import { TunnelService } from '../tunnel/tunnel-service.js';
 import { loadOrCreateEgressCa, type EgressCaFiles } from './ca-files.js';
 import { LeafCertificates } from './certificate-authority.js';
-import { alwaysBlocked, overrideLookup, type Lookup } from './destination-guard.js';
+import { DestinationGuard, overrideLookup, type Lookup } from './destination-guard.js';
+import { HostAddresses } from './host-addresses.js';
 import { EgressProxy, type EgressEvent } from './proxy-server.js';
 import { SandboxPolicies, type LiveAddress } from './sandbox-policies.js';
-import { egressSandboxDefaults } from './sandbox-setup.js';
+import { egressSandboxDefaults, proxyUrlFor } from './sandbox-setup.js';
+import type { SandboxCredentials } from '../sandbox-credentials.js';
+import { existsSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import { lookup as dnsLookup } from 'node:dns';
 import { createServer, type Server as NetServer } from 'node:net';
 import { readHandedPorts, rememberHandedPort } from './port-file.js';
@@ -32,6 +36,10 @@ export interface EgressSettings {
   resolve: Record<string, string>;
   /** Extra PEM CAs trusted for upstream TLS (TARMAC_EGRESS_EXTRA_CA; tests). */
   extraUpstreamCa: string[];
+  /** Per-sandbox proxy passwords (gateway/sandbox-credentials.ts); without, every sandbox gets 407. */
+  credentials?: Pick<SandboxCredentials, 'egressPassword' | 'egressPasswordMatches'>;
+  /** Internal destinations the operator opens (TARMAC_EGRESS_ALLOW_CIDRS, destination-guard.ts). */
+  allowCidrs?: string[];
   log?: (event: EgressEvent) => void;
   now: Date;
 }
@@ -94,9 +102,22 @@ export class EgressPlane {
     this.listening.catch(() => undefined); // surfaced by sandboxDefaults, not as an unhandled rejection
   }
 
-  /** For the sandbox controller: waits until the proxy listens, so the URL is the bound one. */
-  readonly sandboxDefaults = async (): Promise<{ env: Record<string, string>; files: HostFile[] }> =>
-    egressSandboxDefaults(await this.listening, this.ca);
+  /**
+   * For the sandbox controller: waits until the proxy listens, so the URL is the bound one; with
+   * the sandbox's own proxy credentials in it (proxy-auth.ts).
+   */
+  readonly sandboxDefaults = async (sandbox?: {
+    id: string;
+  }): Promise<{ env: Record<string, string>; files: HostFile[] }> => {
+    const url = await this.listening;
+    const credentials = this.s.credentials;
+    return egressSandboxDefaults(
+      sandbox && credentials
+        ? proxyUrlFor(url, { user: sandbox.id, password: credentials.egressPassword(sandbox.id) })
+        : url,
+      this.ca,
+    );
+  };
 
   static async prepare(s: EgressSettings): Promise<EgressPlane> {
     const ca = await loadOrCreateEgressCa(s.home, s.now);
@@ -113,7 +134,16 @@ export class EgressPlane {
 
   async start(a: EgressAttach): Promise<void> {
     await a.ensureBridge();
-    const blocked = alwaysBlocked([this.s.subnet]);
+    // The bridge (no sandbox reaches another, or the platform, through the proxy) and every
+    // address of this host and its bridges (issue 19 item 4).
+    const guard = new DestinationGuard({
+      blockedCidrs: [this.s.subnet],
+      hostAddresses: new HostAddresses({
+        interfaces: networkInterfaces,
+        isBridge: (name) => /^[\w.:-]+$/.test(name) && existsSync(`/sys/class/net/${name}/bridge`),
+      }),
+      allowCidrs: this.s.allowCidrs ?? [],
+    });
     const box = a.secrets;
     this.policies = new SandboxPolicies({
       live: a.live,
@@ -129,6 +159,7 @@ export class EgressPlane {
       },
       changes: a.changes,
       sandboxKind: SANDBOX_KIND,
+      passwordMatches: (id, password) => this.s.credentials?.egressPasswordMatches(id, password) ?? false,
       ...(a.ready ? { ready: a.ready } : {}),
     });
     const policies = this.policies;
@@ -137,14 +168,13 @@ export class EgressPlane {
       runner: a.runner,
       netnsOf: a.netnsOf,
       changed: (id) => policies.invalidate(id),
-      blockedEndpoints: blocked,
+      blockedEndpoints: guard.snapshot(),
     });
     this.proxy = new EgressProxy({
       policyFor: policies.policyFor,
       leafCertificates: new LeafCertificates(this.ca.ca),
       extraUpstreamCa: this.s.extraUpstreamCa,
-      // The bridge: no sandbox reaches another sandbox or the platform through the proxy.
-      blockedCidrs: [this.s.subnet],
+      guard,
       lookup: overrideLookup(this.s.resolve, dnsLookup as unknown as Lookup),
       ...(this.s.log ? { log: this.s.log } : {}),
     });

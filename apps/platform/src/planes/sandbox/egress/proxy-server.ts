@@ -1,7 +1,7 @@
 // The egress proxy (ARCHITECTURE.md beside this file): an HTTP forward proxy that sandboxes reach
 // through HTTP_PROXY/HTTPS_PROXY. It answers plain-HTTP absolute-URI requests and CONNECT, finds
-// the caller's policy by its source address, and per destination refuses (403), tunnels, or
-// intercepts TLS to inject a routing rule's headers, body and secrets.
+// the caller's policy by its proxy credentials (proxy-auth.ts; 407 without), and per destination
+// refuses (403), tunnels, or intercepts TLS to inject a routing rule's headers, body and secrets.
 import {
   createServer,
   Agent as HttpAgent,
@@ -14,21 +14,37 @@ import { connect, isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createSecureContext, rootCertificates, TLSSocket } from 'node:tls';
 import type { LeafCertificates } from './certificate-authority.js';
-import { alwaysBlocked, guardedLookup, isBlocked, type Lookup } from './destination-guard.js';
+import { DestinationGuard, guardedLookup, type Lookup } from './destination-guard.js';
 import { forward, type Upstream } from './forward.js';
 import { decide, type Decision, type EgressPolicy } from './policy.js';
+import {
+  PROXY_AUTH_REQUIRED,
+  PROXY_AUTHENTICATE,
+  proxyCredentials,
+  type ProxyCredentials,
+} from './proxy-auth.js';
 import { refuseResponse, refuseSocket } from './refusal.js';
+import { describeUpstreamError } from './upstream-errors.js';
 
-export type PolicyLookup = (clientIp: string) => EgressPolicy | undefined | Promise<EgressPolicy | undefined>;
+/**
+ * The policy of the sandbox these credentials prove, connecting from `clientIp`; undefined when
+ * they prove none (answered 407: no policy, no secrets).
+ */
+export type PolicyLookup = (
+  clientIp: string,
+  credentials: ProxyCredentials | undefined,
+) => EgressPolicy | undefined | Promise<EgressPolicy | undefined>;
 
 export interface EgressProxyOptions {
-  /** The policy of the sandbox at this source address; undefined = not a sandbox (refused). */
+  /** The policy of the sandbox the request's credentials prove; undefined = refused (407). */
   policyFor: PolicyLookup;
   leafCertificates: LeafCertificates;
   /** Extra PEM CAs trusted for upstream TLS, on top of the system's (tests: the fake outside's CA). */
   extraUpstreamCa?: readonly string[];
   /** CIDRs never reachable through the proxy, on top of loopback/link-local (the sandbox bridge). */
   blockedCidrs?: readonly string[];
+  /** The full guard (host addresses, allow-list); built from `blockedCidrs` alone when absent. */
+  guard?: DestinationGuard;
   /** Name resolution; dns.lookup by default. Tests pass a fixed table. */
   lookup?: Lookup;
   connectTimeoutMs?: number;
@@ -48,6 +64,8 @@ interface InterceptedTarget {
   host: string;
   port: number;
   clientIp: string;
+  /** The CONNECT's credentials: requests inside the intercepted TLS carry none of their own. */
+  credentials: ProxyCredentials | undefined;
 }
 
 const TLS_HANDSHAKE = 0x16;
@@ -70,14 +88,17 @@ export class EgressProxy {
   readonly server: Server;
   private readonly intercepting: Server;
   private readonly targets = new WeakMap<object, InterceptedTarget>();
-  private readonly blocked;
+  private readonly guard: DestinationGuard;
   private readonly lookup: Lookup;
   private readonly upstream: Upstream;
   private readonly sockets = new Set<Duplex>();
 
   constructor(private readonly options: EgressProxyOptions) {
-    this.blocked = alwaysBlocked(options.blockedCidrs);
-    this.lookup = guardedLookup(this.blocked, options.lookup);
+    const guard =
+      options.guard ??
+      new DestinationGuard(options.blockedCidrs ? { blockedCidrs: options.blockedCidrs } : {});
+    this.guard = guard;
+    this.lookup = guardedLookup((address) => guard.blocks(address), options.lookup);
     const agentOptions = {
       keepAlive: true,
       lookup: this.lookup,
@@ -91,13 +112,13 @@ export class EgressProxy {
         ...agentOptions,
         secureContext: createSecureContext({ ca: [...rootCertificates, ...(options.extraUpstreamCa ?? [])] }),
       }),
-      describeError: (err) => describe(err),
+      describeError: (err) => describeUpstreamError(err),
     };
     this.server = createServer((req, res) => void this.onRequest(req, res).catch((e) => this.fail(res, e)));
     this.server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       this.track(socket);
       void this.onConnect(req, socket, head).catch((e: unknown) =>
-        refuseSocket(socket, 502, describe(e).message),
+        refuseSocket(socket, 502, describeUpstreamError(e).message),
       );
     });
     this.server.on('connection', (s: Socket) => this.track(s));
@@ -122,23 +143,24 @@ export class EgressProxy {
   }
 
   private fail(res: ServerResponse, err: unknown): void {
-    const { status, message } = describe(err);
+    const { status, message } = describeUpstreamError(err);
     refuseResponse(res, status, message);
   }
 
   private async decideFor(
     clientIp: string,
+    credentials: ProxyCredentials | undefined,
     host: string,
     port: number,
     via: EgressEvent['via'],
   ): Promise<{ decision: Decision } | { status: number; error: string }> {
-    const policy = await this.options.policyFor(clientIp);
+    const policy = await this.options.policyFor(clientIp, credentials);
     const base = { sandbox: policy?.sandbox, clientIp, host, port, via };
     if (!policy) {
       this.options.log?.({ ...base, decision: 'unknown-client' });
-      return { status: 403, error: `${clientIp} is not a sandbox known to the egress proxy` };
+      return { status: 407, error: PROXY_AUTH_REQUIRED };
     }
-    if (isIP(host) !== 0 && isBlocked(this.blocked, host)) {
+    if (this.guard.blocks(host)) {
       this.options.log?.({ ...base, decision: 'blocked' });
       return {
         status: 403,
@@ -172,8 +194,15 @@ export class EgressProxy {
     }
     const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
     const port = Number(url.port || 80);
-    const verdict = await this.decideFor(clientAddress(req.socket), host, port, 'http');
-    if ('error' in verdict) return refuseResponse(res, verdict.status, verdict.error);
+    const verdict = await this.decideFor(
+      clientAddress(req.socket),
+      proxyCredentials(req.headers),
+      host,
+      port,
+      'http',
+    );
+    if ('error' in verdict)
+      return refuseResponse(res, verdict.status, verdict.error, challenge(verdict.status));
     const rule = verdict.decision.kind === 'route' ? verdict.decision.rule : undefined;
     await forward(
       req,
@@ -187,8 +216,10 @@ export class EgressProxy {
     const target = parseAuthority(req.url ?? '');
     if (!target) return refuseSocket(socket, 400, `CONNECT target must be host:port, got "${req.url ?? ''}"`);
     const clientIp = clientAddress(req.socket);
-    const verdict = await this.decideFor(clientIp, target.host, target.port, 'connect');
-    if ('error' in verdict) return refuseSocket(socket, verdict.status, verdict.error);
+    const credentials = proxyCredentials(req.headers);
+    const verdict = await this.decideFor(clientIp, credentials, target.host, target.port, 'connect');
+    if ('error' in verdict)
+      return refuseSocket(socket, verdict.status, verdict.error, challenge(verdict.status));
     if (verdict.decision.kind === 'pass') return this.tunnel(socket, head, target);
     // A routing rule: look at the first bytes. TLS is intercepted; anything else is tunnelled
     // untouched (no injection is possible into an unknown protocol).
@@ -204,7 +235,7 @@ export class EgressProxy {
       ALPNProtocols: ['http/1.1'],
     });
     tlsSocket.on('error', () => socket.destroy());
-    this.targets.set(tlsSocket, { ...target, clientIp });
+    this.targets.set(tlsSocket, { ...target, clientIp, credentials });
     this.intercepting.emit('connection', tlsSocket);
   }
 
@@ -212,7 +243,13 @@ export class EgressProxy {
   private async onIntercepted(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const target = this.targets.get(req.socket);
     if (!target) return refuseResponse(res, 500, 'intercepted connection lost its destination');
-    const verdict = await this.decideFor(target.clientIp, target.host, target.port, 'intercept');
+    const verdict = await this.decideFor(
+      target.clientIp,
+      target.credentials,
+      target.host,
+      target.port,
+      'intercept',
+    );
     if ('error' in verdict) return refuseResponse(res, verdict.status, verdict.error);
     const rule = verdict.decision.kind === 'route' ? verdict.decision.rule : undefined;
     await forward(
@@ -232,7 +269,8 @@ export class EgressProxy {
       timeout: this.options.connectTimeoutMs ?? 30_000,
     });
     this.track(upstream);
-    const onFail = (err: Error) => refuseSocket(socket, describe(err).status, describe(err).message);
+    const onFail = (err: Error) =>
+      refuseSocket(socket, describeUpstreamError(err).status, describeUpstreamError(err).message);
     upstream.once('error', onFail);
     upstream.once('timeout', () => {
       upstream.destroy();
@@ -255,6 +293,9 @@ export class EgressProxy {
     upstream.once('connect', () => splice(socket, upstream));
   }
 }
+
+/** A 407 names the scheme to authenticate with; other refusals add nothing. */
+const challenge = (status: number): Record<string, string> => (status === 407 ? PROXY_AUTHENTICATE : {});
 
 function splice(a: Duplex, b: Duplex): void {
   a.pipe(b);
@@ -283,28 +324,4 @@ function firstChunk(socket: Duplex): Promise<Buffer | undefined> {
     socket.once('end', onEnd);
     socket.once('close', onEnd);
   });
-}
-
-function describe(err: unknown): { status: number; message: string } {
-  const e = err as NodeJS.ErrnoException;
-  if (e?.code === 'EBLOCKED') return { status: 403, message: e.message };
-  if (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN') {
-    return { status: 502, message: `cannot resolve destination: ${e.message}` };
-  }
-  if (e?.code === 'ETIMEDOUT') return { status: 504, message: `destination timed out: ${e.message}` };
-  const tlsCodes = [
-    'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-    'SELF_SIGNED_CERT_IN_CHAIN',
-    'DEPTH_ZERO_SELF_SIGNED_CERT',
-    'ERR_TLS_CERT_ALTNAME_INVALID',
-    'CERT_HAS_EXPIRED',
-    'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  ];
-  if (e?.code && tlsCodes.includes(e.code)) {
-    return {
-      status: 502,
-      message: `destination's TLS certificate failed verification (${e.code}): ${e.message}`,
-    };
-  }
-  return { status: 502, message: `destination unreachable: ${e?.message ?? String(err)}` };
 }

@@ -9,7 +9,12 @@ import type { Duplex } from 'node:stream';
 /** Marks responses made by the proxy itself, so clients and tests can tell them from upstream's. */
 export const REFUSED_BY_HEADER = 'x-tarmac-egress';
 
-export function refuseResponse(res: ServerResponse, status: number, error: string): void {
+export function refuseResponse(
+  res: ServerResponse,
+  status: number,
+  error: string,
+  headers: Readonly<Record<string, string>> = {},
+): void {
   if (res.headersSent) {
     res.destroy();
     return;
@@ -19,15 +24,24 @@ export function refuseResponse(res: ServerResponse, status: number, error: strin
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(body),
     [REFUSED_BY_HEADER]: status === 403 ? 'refused' : 'error',
+    ...headers,
   });
   res.end(body);
 }
 
-export function refuseSocket(socket: Duplex, status: number, error: string): void {
+export function refuseSocket(
+  socket: Duplex,
+  status: number,
+  error: string,
+  headers: Readonly<Record<string, string>> = {},
+): void {
   const body = JSON.stringify({ error });
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
-      `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}` +
       `${REFUSED_BY_HEADER}: ${status === 403 ? 'refused' : 'error'}\r\nconnection: close\r\n\r\n${body}`,
   );
 }

@@ -1,11 +1,13 @@
-// `policyFor(ip)` of the egress proxy for real sandboxes: source address → live sandbox → its
-// record's current `spec.network` (secrets opened) → compiled policy. Cached per record and
+// `policyFor(ip, credentials)` of the egress proxy for real sandboxes: proxy credentials (record id
+// and its egress password, proxy-auth.ts) → live sandbox, which must also be the one at the source
+// address → its record's current `spec.network` (secrets opened) → compiled policy. Cached per record and
 // dropped on every ChangeFeed notice for that sandbox, so `PUT /v0/sandboxes/{name}` with new
 // network settings applies to the next request without a restart (brief, phase 2).
 import type { ResourceRow } from '@tarmac/store';
 import type { ChangeFeed, ResourceRef } from '../../../framework/change-feed.js';
 import { readNetworkSettings } from '../records/network-settings.js';
 import { compilePolicy, type EgressPolicy } from './policy.js';
+import type { ProxyCredentials } from './proxy-auth.js';
 
 /** The fields of a live sandbox the proxy needs (controllers/live-sandboxes.ts LiveSandbox). */
 export interface LiveAddress {
@@ -22,6 +24,8 @@ export interface SandboxPoliciesDeps {
   revealNetwork: (row: ResourceRow<unknown>) => unknown;
   changes: ChangeFeed;
   sandboxKind: string;
+  /** Whether `password` is the egress password of record `id` (gateway/sandbox-credentials.ts). */
+  passwordMatches: (id: string, password: string) => boolean;
   /** Settles once the controllers re-attached surviving sandboxes after a platform start. */
   ready?: Promise<void>;
 }
@@ -40,14 +44,21 @@ export class SandboxPolicies {
     this.unsubscribe = d.changes.subscribe(d.sandboxKind, (ref) => this.forget(ref));
   }
 
-  readonly policyFor = async (ip: string): Promise<EgressPolicy | undefined> => {
-    let entry = this.d.live.all().find((e) => e.ip === ip);
+  readonly policyFor = async (
+    ip: string,
+    credentials: ProxyCredentials | undefined,
+  ): Promise<EgressPolicy | undefined> => {
+    // Proof first: without the sandbox's own password nothing below runs (issue 19 item 3).
+    if (!credentials || !this.d.passwordMatches(credentials.user, credentials.password)) return undefined;
+    const find = () => this.d.live.all().find((e) => e.id === credentials.user);
+    let entry = find();
     if (!entry && this.d.ready) {
       // Just started: the sandbox may be alive and not re-attached yet. Wait, then look again.
       await this.d.ready.catch(() => undefined);
-      entry = this.d.live.all().find((e) => e.ip === ip);
+      entry = find();
     }
-    if (!entry) return undefined;
+    // Defence in depth: the credentials are used from the sandbox's own address, nowhere else.
+    if (!entry || entry.ip !== ip) return undefined;
     const hit = this.cache.get(entry.id);
     if (hit) return hit.policy;
     const row = await this.d.resources.getById(entry.id);

@@ -16,6 +16,18 @@ export const CA_IN_SANDBOX = '/usr/local/share/ca-certificates/tarmac-egress-ca.
  */
 export const NODE_PRELOAD_IN_SANDBOX = '/.tarmac/lib/node-proxy.cjs';
 
+/**
+ * The proxy URL with the sandbox's own credentials in it (proxy-auth.ts): every proxy-aware
+ * client sends them as Proxy-Authorization. They are the sandbox's, visible to its processes by
+ * design; they prove nothing but "this sandbox" and open nothing but its own policy.
+ */
+export function proxyUrlFor(proxyUrl: string, credentials: { user: string; password: string }): string {
+  const url = new URL(proxyUrl);
+  url.username = encodeURIComponent(credentials.user);
+  url.password = encodeURIComponent(credentials.password);
+  return url.href.replace(/\/$/, '');
+}
+
 export function egressSandboxDefaults(
   proxyUrl: string,
   ca: Pick<EgressCaFiles, 'certPath' | 'bundlePath'>,

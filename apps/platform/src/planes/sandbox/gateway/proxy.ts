@@ -12,6 +12,7 @@ import {
 } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { SANDBOXD_TOKEN_HEADER } from '../sandbox-credentials.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and the caller's platform credentials, never forwarded. */
 const DROP_REQUEST = new Set([
@@ -38,6 +39,11 @@ export interface Upstream {
   requestHeaders?: Readonly<Record<string, string>>;
   /** Set on the response, replacing the upstream's (a preview's `spec.responseHeaders`). */
   responseHeaders?: Readonly<Record<string, string>>;
+  /**
+   * The sandboxd token (sandbox-credentials.ts), only when `port` is sandboxd's: a user server on
+   * another port must never see it. A client's own header of that name is always dropped.
+   */
+  sandboxdToken?: string;
 }
 
 /** Hop-by-hop request headers only: what a preview drops (its app may use Authorization). */
@@ -62,13 +68,21 @@ function forwardHeaders(
   return out;
 }
 
+/** The request headers for `to`: `forwardHeaders`, then the sandboxd token where it belongs. */
+function upstreamHeaders(headers: IncomingHttpHeaders, to: Upstream): IncomingHttpHeaders {
+  const out = forwardHeaders(headers, to.drop ?? DROP_REQUEST, to.requestHeaders);
+  delete out[SANDBOXD_TOKEN_HEADER];
+  if (to.sandboxdToken !== undefined) out[SANDBOXD_TOKEN_HEADER] = to.sandboxdToken;
+  return out;
+}
+
 export class SandboxProxy {
   private readonly agent = new Agent({ keepAlive: true, maxFreeSockets: 4, timeout: 60_000 });
 
   /** Pipes the request to the upstream and its response back; resolves when the exchange ends. */
   forward(req: IncomingMessage, res: ServerResponse, to: Upstream): Promise<void> {
     return new Promise((resolve) => {
-      const headers = forwardHeaders(req.headers, to.drop ?? DROP_REQUEST, to.requestHeaders);
+      const headers = upstreamHeaders(req.headers, to);
       headers['x-forwarded-host'] = req.headers.host;
       const upstream = request(
         { host: to.host, port: to.port, path: to.path, method: req.method, headers, agent: this.agent },
@@ -103,7 +117,7 @@ export class SandboxProxy {
         resolve();
       };
       server.once('connect', () => {
-        const headers = forwardHeaders(req.headers, to.drop ?? DROP_REQUEST, to.requestHeaders);
+        const headers = upstreamHeaders(req.headers, to);
         const lines = [`${req.method ?? 'GET'} ${to.path} HTTP/1.1`];
         for (const [k, v] of Object.entries(headers)) {
           for (const value of Array.isArray(v) ? v : [v]) lines.push(`${k}: ${value}`);

@@ -29,6 +29,7 @@ describe('sandbox gateway', () => {
   let port: number;
   let ws = '';
   let key = '';
+  let accountId = '';
   const live = new LiveSandboxes();
   const touched: string[] = [];
   const seen: { url: string; headers: Record<string, unknown> }[] = [];
@@ -38,6 +39,7 @@ describe('sandbox gateway', () => {
     const id = await bootstrap(store, { mintKey: true, now: () => new Date() });
     ws = id.workspace;
     key = id.apiKey!;
+    accountId = id.accountId;
     upstream = createServer((req, res) => {
       seen.push({ url: req.url ?? '', headers: { ...req.headers } });
       if (req.url === '/echo') {
@@ -49,6 +51,7 @@ describe('sandbox gateway', () => {
       res.end(JSON.stringify({ path: req.url }));
     });
     upstream.on('upgrade', (req, socket) => {
+      seen.push({ url: req.url ?? '', headers: { ...req.headers } });
       socket.write('HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\r\n');
       socket.pipe(socket); // raw echo after the handshake
     });
@@ -66,6 +69,7 @@ describe('sandbox gateway', () => {
       store,
       logger: pino({ level: 'silent' }),
       sandboxPort: upstreamPort,
+      sandboxdToken: (e) => `token-of-${e.id}`,
     });
     const app = new Hono();
     app.all('*', (c) => c.json({ management: true }));
@@ -241,5 +245,122 @@ describe('sandbox gateway', () => {
     const res = await fetch(`${base}/${ws}/sandboxes/starting/health`, { headers: auth() });
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('1');
+  });
+
+  /** A GET with a Host header (fetch cannot set Host): status and the token sandboxd received. */
+  function viaHost(
+    host: string,
+    path = '/health',
+  ): Promise<{ status: number; text: string; token: unknown }> {
+    return new Promise((resolve, reject) => {
+      const before = seen.length;
+      const req = request(
+        { host: '127.0.0.1', port, path, headers: { ...auth(), host: `${host}:${port}` } },
+        (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString()));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              text,
+              token: seen.length > before ? seen.at(-1)?.headers['x-tarmac-sandbox-token'] : undefined,
+            }),
+          );
+        },
+      );
+      req.once('error', reject);
+      req.end();
+    });
+  }
+
+  it("sends sandboxd its token (issue 19 item 3), replacing a client's, and never to /port/{n}", async () => {
+    await fetch(`${base}/${ws}/sandboxes/box-1/health`, {
+      headers: { ...auth(), 'x-tarmac-sandbox-token': 'forged' },
+    });
+    expect(seen.at(-1)?.headers['x-tarmac-sandbox-token']).toBe('token-of-id-box-1');
+    const got: Record<string, unknown>[] = [];
+    const app = createServer((req, res) => {
+      got.push({ ...req.headers });
+      res.end('app');
+    });
+    app.on('upgrade', (req, socket) => {
+      got.push({ ...req.headers });
+      socket.end('HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\r\n');
+    });
+    await new Promise<void>((r) => app.listen(0, '127.0.0.1', r));
+    const appPort = (app.address() as AddressInfo).port;
+    try {
+      await fetch(`${base}/${ws}/sandboxes/box-1/port/${appPort}/x`, {
+        headers: { ...auth(), 'x-tarmac-sandbox-token': 'forged' },
+      });
+      const socket = connect(port, '127.0.0.1');
+      await new Promise<void>((r) => socket.once('connect', () => r()));
+      socket.write(
+        `GET /${ws}/sandboxes/box-1/port/${appPort}/ws HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${key}\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\r\n`,
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      socket.destroy();
+      expect(got).toHaveLength(2);
+      for (const h of got) expect(h['x-tarmac-sandbox-token']).toBeUndefined();
+    } finally {
+      await new Promise<void>((r) => app.close(() => r()));
+    }
+    // The terminal WebSocket to sandboxd carries it.
+    const socket = connect(port, '127.0.0.1');
+    await new Promise<void>((r) => socket.once('connect', () => r()));
+    socket.write(
+      `GET /${ws}/sandboxes/box-1/terminal/ws HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${key}\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\r\n`,
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    socket.destroy();
+    expect(seen.at(-1)?.url).toBe('/terminal/ws');
+    expect(seen.at(-1)?.headers['x-tarmac-sandbox-token']).toBe('token-of-id-box-1');
+  });
+
+  it('issue 19 item 12: team/x-ai and ai-team/x each reach their own sandbox; an ambiguous plain host is refused', async () => {
+    const now = new Date().toISOString();
+    const workspace = (name: string) =>
+      store.workspaces.create({
+        id: `w-${name}`,
+        name,
+        accountId,
+        displayName: null,
+        labels: {},
+        createdAt: now,
+        updatedAt: now,
+        createdBy: 't',
+        updatedBy: 't',
+      });
+    for (const name of ['team', 'ai-team', 'c-d', 'd']) await workspace(name);
+    const put = (workspace: string, name: string) =>
+      live.add({ ...entry(name), id: `${workspace}/${name}`, workspace });
+    put('team', 'x-ai');
+    put('ai-team', 'x');
+    // (The bootstrapped admin sees every workspace of its account.)
+    // Each canonical host reaches its own sandbox; the plain host is ai-team/x's canonical one.
+    expect(await viaHost('sbx-x-ai-team.local.localhost')).toMatchObject({
+      status: 200,
+      token: 'token-of-ai-team/x',
+    });
+    expect(await viaHost('sbx-x--ai-team.local.localhost')).toMatchObject({
+      status: 200,
+      token: 'token-of-team/x-ai',
+    });
+    // sbx-a-b-c-d: canonical (b-c-d, a) does not exist; c-d/a-b and d/a-b-c both do and are the
+    // caller's: refused, not guessed.
+    put('c-d', 'a-b');
+    put('d', 'a-b-c');
+    const ambiguous = await viaHost('sbx-a-b-c-d.local.localhost');
+    expect(ambiguous.status).toBe(400);
+    expect(ambiguous.token).toBeUndefined();
+    expect(JSON.parse(ambiguous.text).error).toMatch(/ambiguous sandbox host.*metadata\.url/);
+    expect(await viaHost('sbx-a--b-c-d.local.localhost')).toMatchObject({
+      status: 200,
+      token: 'token-of-c-d/a-b',
+    });
+    expect(await viaHost('sbx-a--b--c-d.local.localhost')).toMatchObject({
+      status: 200,
+      token: 'token-of-d/a-b-c',
+    });
   });
 });

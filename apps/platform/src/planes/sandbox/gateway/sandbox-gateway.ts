@@ -19,6 +19,7 @@ import { SANDBOX_KIND } from '../records/sandbox-record.js';
 import { AccessCache } from './access-cache.js';
 import { SandboxProxy } from './proxy.js';
 import { hostTarget, pathTarget, type SandboxTarget } from './sandbox-address.js';
+import type { SandboxRef } from '../../../framework/sandbox-host-label.js';
 
 export interface SandboxGatewayDeps {
   live: LiveSandboxes;
@@ -34,6 +35,8 @@ export interface SandboxGatewayDeps {
   domain?: string;
   /** sandboxd's port inside the sandbox (8080; tests point it elsewhere). */
   sandboxPort?: number;
+  /** The token sandboxd of this sandbox expects (sandbox-credentials.ts); sent to sandboxd only. */
+  sandboxdToken?: (entry: LiveSandbox) => string;
   /**
    * Routes the platform answers itself after authentication, before proxying to sandboxd (the
    * tunnel routes, tunnel/tunnel-routes.ts). Resolves true when it answered.
@@ -85,7 +88,7 @@ export class SandboxGateway {
       if (!upstream) return this.fail(res, new GatewayError(400, 'port must be a number from 1 to 65535'));
       const toDaemon = upstream.port === (this.d.sandboxPort ?? 8080);
       if (toDaemon && this.d.intercept && (await this.d.intercept(req, res, entry, upstream.path))) return;
-      await this.proxy.forward(req, res, { host: entry.ip, ...upstream });
+      await this.proxy.forward(req, res, { host: entry.ip, ...upstream, ...this.tokenFor(entry, toDaemon) });
     } finally {
       entry.inflight--;
       entry.lastUsedMs = Math.max(entry.lastUsedMs, (this.d.now ?? Date.now)());
@@ -111,7 +114,12 @@ export class SandboxGateway {
         socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
         return;
       }
-      await this.proxy.upgrade(req, socket, head, { host: entry.ip, ...upstream });
+      const toDaemon = upstream.port === (this.d.sandboxPort ?? 8080);
+      await this.proxy.upgrade(req, socket, head, {
+        host: entry.ip,
+        ...upstream,
+        ...this.tokenFor(entry, toDaemon),
+      });
     } finally {
       entry.inflight--;
       entry.lastUsedMs = Math.max(entry.lastUsedMs, (this.d.now ?? Date.now)());
@@ -120,6 +128,11 @@ export class SandboxGateway {
 
   close(): void {
     this.proxy.close();
+  }
+
+  /** The sandboxd token, for sandboxd's port only: `/port/{n}` of a user server never gets it. */
+  private tokenFor(entry: LiveSandbox, toDaemon: boolean): { sandboxdToken?: string } {
+    return toDaemon && this.d.sandboxdToken ? { sandboxdToken: this.d.sandboxdToken(entry) } : {};
   }
 
   /**
@@ -141,14 +154,11 @@ export class SandboxGateway {
     const token = bearer(req);
     if (!token)
       throw new GatewayError(401, 'Missing bearer token: send "Authorization: Bearer <API key or JWT>"');
-    const found = await this.find(target);
-    if (!(await this.access.allowed(token, found.workspace))) {
-      // Same answer as a missing sandbox for a workspace the caller cannot see: no existence leak.
-      throw (await this.access.authenticated(token))
-        ? new GatewayError(404, `sandbox ${found.name} not found`)
-        : new GatewayError(401, 'Invalid, expired or revoked credentials');
+    if (!(await this.access.authenticated(token))) {
+      throw new GatewayError(401, 'Invalid, expired or revoked credentials');
     }
-    let entry = found.entry;
+    const found = await this.resolve(token, target);
+    let entry = this.d.live.get(found.workspace, found.name);
     if (!entry && this.d.ready) {
       // Just restarted: the sandbox may be alive and not re-attached yet. Wait, then look again.
       await this.d.ready.catch(() => undefined);
@@ -164,20 +174,40 @@ export class SandboxGateway {
     return entry;
   }
 
-  private async find(
-    target: SandboxTarget,
-  ): Promise<{ workspace: string; name: string; entry?: LiveSandbox }> {
-    for (const c of target.candidates) {
-      const entry = this.d.live.get(c.workspace, c.name);
-      if (entry) return { ...c, entry };
+  /**
+   * Which sandbox the address means for this caller (issue 19 item 12, sandbox-host-label.ts):
+   * the canonical reading when it exists and the caller may see it; else a plain-form host's
+   * legacy readings, but only when exactly one of them exists in a workspace the caller can
+   * access — two is refused (400) rather than guessed. A sandbox the caller cannot see gets the
+   * same 404 as a missing one (no existence leak).
+   */
+  private async resolve(token: string, target: SandboxTarget): Promise<SandboxRef> {
+    const c = target.canonical;
+    // Access first (cached): whether a sandbox exists in a workspace the caller cannot see is not
+    // theirs to learn, not even from timing.
+    const canonicalAllowed = c !== undefined && (await this.access.allowed(token, c.workspace));
+    if (c && canonicalAllowed && (await this.exists(c, true))) return c;
+    const mine: SandboxRef[] = [];
+    for (const l of target.legacy) {
+      if ((await this.access.allowed(token, l.workspace)) && (await this.exists(l, false))) mine.push(l);
     }
-    for (const c of target.candidates) {
-      const row = await this.d.store.resources.get(c.workspace, SANDBOX_KIND, c.name);
-      if (row) return c;
+    if (mine.length === 1) return mine[0]!;
+    if (mine.length > 1) {
+      const which = mine.map((m) => `${m.name} in ${m.workspace}`).join(', ');
+      throw new GatewayError(
+        400,
+        `ambiguous sandbox host: it names ${which}; use the sandbox's metadata.url or {run_url}/{workspace}/sandboxes/{name}`,
+      );
     }
-    // Unknown everywhere: check access against the first candidate so a bad token is still a 401.
-    const first = target.candidates[0]!;
-    return first;
+    if (c && canonicalAllowed) return c; // not there: notLive says 404
+    throw new GatewayError(404, `sandbox ${(c ?? target.legacy[0])?.name ?? ''} not found`);
+  }
+
+  /** A live sandbox or a record of it (`orEnded`: terminated records count, for their 404). */
+  private async exists(ref: SandboxRef, orEnded: boolean): Promise<boolean> {
+    if (this.d.live.get(ref.workspace, ref.name)) return true;
+    const row = await this.d.store.resources.get(ref.workspace, SANDBOX_KIND, ref.name);
+    return row !== undefined && (orEnded || !row.terminatedAt);
   }
 
   /** Why a sandbox the caller may see is not reachable: 404 when gone, 503 while not DEPLOYED. */

@@ -88,6 +88,7 @@ describe('preview gateway', () => {
       changes: feed,
       logger: pino({ level: 'silent' }),
       sandboxPort: sandboxdPort,
+      sandboxdToken: (e) => `token-of-${e.id}`,
     });
     const mgmt = new Hono();
     mgmt.all('*', (c) => c.json({ management: true }));
@@ -138,6 +139,9 @@ describe('preview gateway', () => {
       'old0',
     );
     await putPreview(store, ws, 'box', 'sess', { port: 443, public: false }, 'sess0');
+    // Made before issue 19 item 11 (the module refuses them now): a public session, sandboxd's port.
+    await putPreview(store, ws, 'box', 'pubsess', { port: 443, public: true }, 'pubsess0');
+    await putPreview(store, ws, 'box', 'daemon', { port: sandboxdPort, public: true }, 'daemon0');
     await putPreview(store, ws, 'gone', 'orphan', { port: appPort, public: true }, 'orph0');
     await putToken(store, ws, 'box', 'priv', 'tpv_right', new Date(Date.now() + 3600_000));
     await putToken(store, ws, 'box', 'priv', 'tpv_expired', new Date(Date.now() - 1000));
@@ -280,5 +284,24 @@ describe('preview gateway', () => {
     refused.on('data', (c: Buffer) => (answer += String(c)));
     await new Promise((r) => refused.once('close', r));
     expect(answer).toMatch(/^HTTP\/1.1 401/);
+  });
+
+  it('issue 19 item 11: a public preview of the sandbox API (443, or sandboxd port) is not served', async () => {
+    const before = seen.length;
+    for (const host of ['pubsess0.local.preview.localhost', 'daemon0.local.preview.localhost']) {
+      const r = await get(host, '/process');
+      expect(r.status).toBe(403);
+      expect(JSON.parse(r.body).error).toMatch(/not served: port \d+ is the sandbox API/);
+    }
+    expect(seen.length).toBe(before); // nothing reached sandboxd
+  });
+
+  it("issue 19 item 3: a session carries sandboxd's token; a preview of a user port never does", async () => {
+    await get('sess0.local.preview.localhost', '/health', { 'x-service-preview-token': 'tpv_session' });
+    expect(seen.at(-1)?.headers['x-tarmac-sandbox-token']).toBe('token-of-id-box');
+    await get('pub0.local.preview.localhost', '/', { 'x-tarmac-sandbox-token': 'forged' });
+    expect(seen.at(-1)?.headers['x-who']).toBeUndefined();
+    expect(seen.at(-1)?.url).toBe('/');
+    expect(seen.at(-1)?.headers['x-tarmac-sandbox-token']).toBeUndefined();
   });
 });

@@ -24,9 +24,10 @@ import type { SandboxGatewayDeps } from '../gateway/sandbox-gateway.js';
 import { previewAddress, type PreviewAddress } from './preview-address.js';
 import { PreviewRoutes, type PreviewRoute } from './preview-routes.js';
 import { PreviewTokenCheck, presentedToken, TOKEN_HEADERS, tokenCookie } from './preview-token-check.js';
+import { sandboxApiExposure } from './sandbox-api-exposure.js';
+import { SESSION_PORT } from './session-port.js';
 
-/** The port a session preview names (the SDK's `SESSION_PORT`, reference "Sessions"). */
-export const SESSION_PORT = 443;
+export { SESSION_PORT };
 
 export interface PreviewGatewayDeps {
   live: LiveSandboxes;
@@ -41,6 +42,8 @@ export interface PreviewGatewayDeps {
   domain?: string;
   /** sandboxd's port inside the sandbox, where sessions go (8080). */
   sandboxPort?: number;
+  /** The token sandboxd expects (../sandbox-credentials.ts): sessions carry it, ports never do. */
+  sandboxdToken?: SandboxGatewayDeps['sandboxdToken'];
   /**
    * The sandbox API routes the platform answers itself (SandboxGatewayDeps.intercept, the tunnel
    * routes): a session is the sandbox API, so it gets them too.
@@ -184,6 +187,9 @@ export class PreviewGateway {
     if (route.endsAtMs !== undefined && route.endsAtMs <= this.now()) {
       throw new PreviewError(404, `preview ${route.name} has expired`);
     }
+    // Made before issue 19 item 11 refused them at create: a public session, a preview of 8080.
+    const exposure = sandboxApiExposure(route.port, route.public, this.d.sandboxPort);
+    if (exposure) throw new PreviewError(403, `preview ${route.name} is not served: ${exposure}`);
     const { found, path } = presentedToken(req);
     let setCookie: string | undefined;
     if (!route.public) {
@@ -220,6 +226,7 @@ export class PreviewGateway {
         drop: DROP,
         requestHeaders: route.requestHeaders,
         responseHeaders,
+        ...(session && this.d.sandboxdToken ? { sandboxdToken: this.d.sandboxdToken(entry) } : {}),
       },
     };
   }

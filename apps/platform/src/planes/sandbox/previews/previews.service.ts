@@ -2,6 +2,7 @@ import type { Preview, PreviewInput, PreviewSpec, SandboxSpec } from '@tarmac/co
 import { conflict, invalidField, notFound, type PageRequest, type WorkspaceAccess } from '@tarmac/server-kit';
 import type { ResourceRow } from '@tarmac/store';
 import { randomBytes } from 'node:crypto';
+import { sandboxApiExposure } from './sandbox-api-exposure.js';
 import { ResourceCollection, mapPage, type CollectionDeps } from '../../../framework/collection.js';
 import { newEvent } from '../../../framework/events.js';
 import { customDomainUrl, previewHostUrl } from '../../../framework/hosts.js';
@@ -145,6 +146,8 @@ export class PreviewsService {
   }
 
   private checkSpec(spec: PreviewSpec): void {
+    const exposure = sandboxApiExposure(spec.port, spec.public === true);
+    if (exposure) throw invalidField('spec.port', exposure);
     if (spec.prefixUrl !== undefined && spec.customDomain === undefined) {
       throw invalidField('spec.prefixUrl', 'needs spec.customDomain (it prefixes the custom domain)');
     }
