@@ -128,7 +128,9 @@ export function resolveConfig({ flags, env, homedir }: ConfigSources): PlatformC
       port: Number(env.TARMAC_EGRESS_PORT ?? '3128'),
       resolve: parseResolveList(e.TARMAC_EGRESS_RESOLVE),
       extraCaFile: e.TARMAC_EGRESS_EXTRA_CA,
-      allowCidrs: asConfigError(() => parseCidrList(e.TARMAC_EGRESS_ALLOW_CIDRS, 'TARMAC_EGRESS_ALLOW_CIDRS')),
+      allowCidrs: asConfigError(() =>
+        parseCidrList(e.TARMAC_EGRESS_ALLOW_CIDRS, 'TARMAC_EGRESS_ALLOW_CIDRS'),
+      ),
     },
     metering: {
       prices: prices(e.TARMAC_METERING_PRICES),
