@@ -3,6 +3,7 @@ import { serve } from '@hono/node-server';
 import { gracefulShutdown } from '@tarmac/server-kit';
 import { openStore } from '@tarmac/store';
 import { DEFAULT_NETWORK, ProcessRunner } from '@tarmac/engine';
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +13,7 @@ import { buildApp } from './app.js';
 import { createMeter, meteringIntervalMs } from './metering/metering.js';
 import { resolvePrices } from './metering/prices.js';
 import { bootstrap } from './bootstrap.js';
-import { baseUrl, ConfigError, resolveConfig } from './config.js';
+import { baseUrl, ConfigError, resolveConfig, resolveConnectionConfig } from './config.js';
 import {
   ensureHome,
   homeLayout,
@@ -28,6 +29,9 @@ import { withSandboxGateway } from './gateway/listener.js';
 import { startSandboxPlane } from './gateway/sandbox-plane.js';
 import { JwtService, signingKeyFromJwk } from './modules/identity/jwt.js';
 import { ChangeFeed } from './shared/change-feed.js';
+import { connectionBudget } from './shared/connection-budget.js';
+import { ConnectionGuard, DEFAULT_HTTP_TIMEOUTS } from './shared/connection-guard.js';
+import { raiseFileLimit } from './shared/file-limit.js';
 import { PLATFORM_VERSION } from './version.js';
 
 /**
@@ -41,6 +45,31 @@ async function main(): Promise<void> {
   });
   const config = resolveConfig({ flags: values, env: process.env, homedir: homedir() });
   const logger = pino({ level: config.logLevel, base: { service: 'tarmac' } });
+  const connections = resolveConnectionConfig(process.env);
+  // Descriptors (issue 19 item 7): soft limit up to the hard one, then connection caps that keep
+  // well under it (shared/connection-budget.ts), so sandboxes, the store and runc always have room.
+  const fileLimit = await raiseFileLimit(
+    process.pid,
+    (cmd, args) =>
+      new Promise((resolve, reject) =>
+        execFile(cmd, args, { timeout: 5000 }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+      ),
+    () => readFile('/proc/self/limits', 'utf8'),
+  );
+  if (fileLimit.error)
+    logger.warn({ fileLimit }, 'could not raise the open-files limit; run with a higher ulimit -n');
+  const budget = connectionBudget(Number.isFinite(fileLimit.soft) ? fileLimit.soft : 1_048_576, connections);
+  for (const c of budget.clamped) logger.warn(c);
+  const onRefuse = (plane: string) => (address: string, why: string) =>
+    logger.debug({ address, why, plane }, 'connection refused: over its cap');
+  const publicGuard = new ConnectionGuard(budget.public, onRefuse('public'));
+  const egressGuard = new ConnectionGuard(budget.egress, onRefuse('egress'));
+  const httpTimeouts = {
+    headersTimeoutMs: connections.headersTimeoutMs ?? DEFAULT_HTTP_TIMEOUTS.headersTimeoutMs,
+    requestTimeoutMs: connections.requestTimeoutMs ?? DEFAULT_HTTP_TIMEOUTS.requestTimeoutMs,
+    keepAliveTimeoutMs: connections.keepAliveTimeoutMs ?? DEFAULT_HTTP_TIMEOUTS.keepAliveTimeoutMs,
+  };
+  logger.info({ fileLimit: fileLimit.soft, connections: budget, httpTimeouts }, 'connection limits');
   const layout = homeLayout(config.home);
   await ensureHome(layout);
 
@@ -95,6 +124,10 @@ async function main(): Promise<void> {
     runner: new ProcessRunner(),
     netnsOf: (engineId) => sandboxPlane.engine.network.netnsName(engineId),
     ready: sandboxPlane.controllers.ready,
+    bound: (server) => {
+      ConnectionGuard.applyTimeouts(server, httpTimeouts);
+      egressGuard.guard(server);
+    },
   });
   logger.info({ url: await egress.url() }, 'egress proxy listening');
 
@@ -139,6 +172,7 @@ async function main(): Promise<void> {
       () => sandboxPlane.gateway,
       () => sandboxPlane.rawRoutes,
       () => sandboxPlane.previews,
+      { guard: publicGuard, timeouts: httpTimeouts },
     ),
   });
   await new Promise<void>((resolve, reject) => {
