@@ -30,6 +30,8 @@ import { OAuthService } from './modules/oauth/oauth.service.js';
 import { registerOpsRoutes } from './modules/ops/ops.routes.js';
 import { ServiceAccountsService } from './modules/service-accounts/service-accounts.service.js';
 import { UsersService } from './modules/users/users.service.js';
+import { publishWorkspaceDeleted } from './shared/workspace-deletion.js';
+import { revocationPublisher } from './shared/revocations.js';
 import { WorkspacesService } from './modules/workspaces/workspaces.service.js';
 
 export interface PlatformDeps {
@@ -76,7 +78,10 @@ export function buildApp(deps: PlatformDeps) {
     cursors: new CursorCodec(deps.cursorSecret, nowMs),
     checkResponses: deps.checkResponses ?? false,
   };
-  const apiKeys = new ApiKeysService(deps.store, now);
+  // Issue 19 items 8 and 10: revocations and workspace deletions reach the sandbox plane and the
+  // controllers through the ChangeFeed (shared/revocations.ts).
+  const revoked = revocationPublisher(deps.changeFeed);
+  const apiKeys = new ApiKeysService(deps.store, now, revoked);
   const app = createManagementApp({ logger: deps.logger });
   registerOpsRoutes(app, routeDeps, {
     ping: () => deps.store.ping(),
@@ -95,11 +100,14 @@ export function buildApp(deps: PlatformDeps) {
         refreshTokenTtlSeconds: deps.refreshTokenTtlSeconds ?? 30 * 86_400,
       },
       now,
+      revoked,
     ),
     accounts: new AccountsService(deps.store),
-    workspaces: new WorkspacesService(deps.store, now),
-    users: new UsersService(deps.store, apiKeys, now),
-    serviceAccounts: new ServiceAccountsService(deps.store, now),
+    workspaces: new WorkspacesService(deps.store, now, (name) =>
+      publishWorkspaceDeleted(deps.changeFeed, name),
+    ),
+    users: new UsersService(deps.store, apiKeys, now, revoked),
+    serviceAccounts: new ServiceAccountsService(deps.store, now, revoked),
   });
   registerBillingRoutes(
     app,

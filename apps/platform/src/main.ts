@@ -172,7 +172,12 @@ async function main(): Promise<void> {
       () => sandboxPlane.gateway,
       () => sandboxPlane.rawRoutes,
       () => sandboxPlane.previews,
-      { guard: publicGuard, timeouts: httpTimeouts },
+      {
+        guard: publicGuard,
+        timeouts: httpTimeouts,
+        onRequest: (req, res) => sandboxPlane.sessions.request(req, res),
+        onUpgrade: (req, socket) => sandboxPlane.sessions.upgrade(req, socket),
+      },
     ),
   });
   await new Promise<void>((resolve, reject) => {

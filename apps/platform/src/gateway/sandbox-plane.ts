@@ -3,6 +3,7 @@
  * and the gateway in front of sandboxd. Takes everything it needs as arguments (main.ts reads the
  * environment and files); nothing runs until `start`.
  */
+import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import type { SandboxSpec } from '@tarmac/contract';
 import { ImageNotFoundError, LocalEngine } from '@tarmac/engine';
@@ -16,7 +17,9 @@ import type { JwtService } from '../modules/identity/jwt.js';
 import { sandboxSecretContext, viewSandboxSpec } from '../modules/sandboxes/sandbox-secrets.js';
 import { SecretBox } from '../resources/secrets.js';
 import type { ChangeFeed } from '../shared/change-feed.js';
+import { AccessCache, ACCESS_CACHE_TTL_MS } from './access-cache.js';
 import { imageImportApp } from './image-import.js';
+import { OpenSessions } from './open-sessions.js';
 import { PreviewGateway } from './previews/preview-gateway.js';
 import type { RawRoute } from './listener.js';
 import { SandboxGateway, type SandboxGatewayDeps } from './sandbox-gateway.js';
@@ -45,6 +48,8 @@ export interface SandboxPlane {
   gateway: SandboxGateway;
   /** Serves preview hosts (previews/preview-gateway.ts). */
   previews: PreviewGateway;
+  /** Open credentialed requests and upgrades, closed on revocation/expiry (listener hooks). */
+  sessions: OpenSessions;
   /** Raw-body management routes served at the listener (POST /v0/images/import). */
   rawRoutes: RawRoute[];
   /** For the sandboxes module: false for an image the engine does not have (400 INVALID_IMAGE). */
@@ -73,7 +78,10 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
   });
   const authenticator = new BearerAuthenticator(d.store, d.jwt);
   const workspaces = new MembershipWorkspaceResolver(d.store);
+  // Issue 19 item 10: revocations empty the cache at once and close the sessions they end.
+  const access = new AccessCache(authenticator, workspaces, Date.now, ACCESS_CACHE_TTL_MS, 10_000, d.changes);
   const gateway = new SandboxGateway({
+    access,
     live: controllers.live,
     touch: (entry) => controllers.standby.touch(entry),
     authenticator,
@@ -94,6 +102,12 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     domain: d.config.sandboxDomain,
     ...(d.gatewayIntercept ? { intercept: d.gatewayIntercept } : {}),
   });
+  const sessions = new OpenSessions(access, (req) => {
+    if (previews.match(req)) return null; // preview tokens, or an app's own Authorization header
+    const target = gateway.match(req);
+    if (target) return target.candidates.map((c) => c.workspace);
+    return requestedWorkspace(req);
+  });
   const imageImport = imageImportApp({
     engine,
     authenticator,
@@ -106,6 +120,7 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     controllers,
     gateway,
     previews,
+    sessions,
     rawRoutes: [imageImport],
     async validateImage(ref) {
       try {
@@ -119,7 +134,17 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     async stop() {
       gateway.close();
       previews.close();
+      sessions.close();
+      access.close();
       await controllers.stop();
     },
   };
+}
+
+/** The workspace a management request names (`workspace=` or X-Service-Workspace), if any. */
+function requestedWorkspace(req: IncomingMessage): string[] | undefined {
+  const query = new URL(req.url ?? '/', 'http://x').searchParams.get('workspace');
+  const header = req.headers['x-service-workspace'];
+  const name = query || (Array.isArray(header) ? header[0] : header);
+  return name ? [name] : undefined;
 }

@@ -4,6 +4,7 @@ import { OAuthError } from '@tarmac/server-kit';
 import type { PrincipalRow, Repositories } from '@tarmac/store';
 import type { JwtService } from '../identity/jwt.js';
 import { PREFIX, hashSecret, newCredential, parseCredential, secretMatches } from '../identity/secrets.js';
+import type { Revoked } from '../../shared/revocations.js';
 
 type TokenRequest = z.infer<typeof tokenRequestSchema>;
 type TokenResponse = z.infer<typeof tokenResponseSchema>;
@@ -24,6 +25,8 @@ export class OAuthService {
     private readonly jwt: JwtService,
     private readonly settings: OAuthSettings,
     private readonly now: () => Date,
+    /** Told after a principal's refresh tokens are all revoked (issue 19 item 10). */
+    private readonly revoked: Revoked = () => undefined,
   ) {}
 
   async token(
@@ -81,6 +84,7 @@ export class OAuthService {
     const rotated = await this.store.refreshTokens.revoke(row.id, this.now().toISOString());
     if (!rotated) {
       await this.store.refreshTokens.revokeAllForPrincipal(row.principalId, this.now().toISOString());
+      this.revoked({ principalId: row.principalId });
       throw new OAuthError(
         'invalid_grant',
         'Refresh token already used; all refresh tokens of this client are revoked',

@@ -3,6 +3,7 @@ import type { serviceAccountSchema, serviceAccountWithSecretSchema } from '@tarm
 import { notFound, type PageRequest, type PageResult, type WorkspaceAccess } from '@tarmac/server-kit';
 import type { PrincipalRow, Store } from '@tarmac/store';
 import { PREFIX, hashSecret, randomId, randomSecret } from '../identity/secrets.js';
+import type { Revoked } from '../../shared/revocations.js';
 
 type ServiceAccount = z.infer<typeof serviceAccountSchema>;
 
@@ -24,6 +25,8 @@ export class ServiceAccountsService {
   constructor(
     private readonly store: Store,
     private readonly now: () => Date,
+    /** Told after a service account (and with it its keys and tokens) is deleted (issue 19 item 10). */
+    private readonly revoked: Revoked = () => undefined,
   ) {}
 
   list(workspace: WorkspaceAccess, page: PageRequest): Promise<PageResult<ServiceAccount>> {
@@ -84,6 +87,7 @@ export class ServiceAccountsService {
   async delete(workspace: WorkspaceAccess, clientId: string): Promise<ServiceAccount> {
     const row = await this.get(workspace, clientId);
     await this.store.principals.delete(clientId); // keys and refresh tokens cascade
+    this.revoked({ principalId: clientId });
     return toServiceAccount(row);
   }
 }

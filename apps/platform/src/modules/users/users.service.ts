@@ -18,6 +18,7 @@ import type { PrincipalRow, Store } from '@tarmac/store';
 import type { ApiKeysService } from '../api-keys/api-keys.service.js';
 import { PREFIX, hashSecret, randomId, randomSecret } from '../identity/secrets.js';
 import { listWorkspaceUsers } from './users-list.js';
+import type { Revoked } from '../../shared/revocations.js';
 
 type PendingInvitation = z.infer<typeof pendingInvitationSchema>;
 const INVITATION_TTL_MS = 7 * 86_400_000;
@@ -51,6 +52,8 @@ export class UsersService {
     private readonly store: Store,
     private readonly apiKeys: ApiKeysService,
     private readonly now: () => Date,
+    /** Told after a membership is removed (issue 19 item 10: sessions in that workspace close). */
+    private readonly revoked: Revoked = () => undefined,
   ) {}
 
   async list(workspace: WorkspaceAccess, page: PageRequest): Promise<PageResult<WorkspaceUser>> {
@@ -160,6 +163,7 @@ export class UsersService {
     if (found && membership) {
       if (membership.role === 'admin') await this.keepOneAdmin(workspace);
       await this.store.memberships.remove(workspace.name, found.id);
+      this.revoked({ principalId: found.id, workspace: workspace.name });
       return toWorkspaceUser(found, membership.role);
     }
     const email = subOrEmail.toLowerCase();
