@@ -7,6 +7,8 @@
  *  - TARMAC_DOMAIN           domain of host-style sandbox URLs (localhost)
  *  - TARMAC_SANDBOXD_BUNDLE   the sandboxd bundle injected into sandboxes
  *  - TARMAC_TINI              a static tini (/usr/bin/tini-static)
+ *  - TARMAC_ORPHAN_GRACE_SECONDS   age before a container without a record is removed (60;
+ *                             orphan-reaper.ts)
  */
 import { lifecycleDurationSeconds } from '@tarmac/contract';
 
@@ -18,6 +20,7 @@ export interface EngineConfig {
   sandboxDomain: string;
   sandboxdBundle: string | undefined;
   tiniBinary: string;
+  orphanGraceMs: number;
 }
 
 export class EngineConfigError extends Error {}
@@ -32,7 +35,12 @@ export function engineConfigFrom(env: Record<string, string | undefined>): Engin
       `TARMAC_STANDBY_AFTER must be seconds or a duration like 15s or 2m, got "${standbyText}"`,
     );
   }
+  const graceText = env.TARMAC_ORPHAN_GRACE_SECONDS ?? '60';
+  if (!/^\d+$/.test(graceText)) {
+    throw new EngineConfigError(`TARMAC_ORPHAN_GRACE_SECONDS must be whole seconds, got "${graceText}"`);
+  }
   return {
+    orphanGraceMs: Number(graceText) * 1000,
     standbyAfterMs: standbySeconds * 1000,
     imageDir: env.TARMAC_IMAGE_DIR || undefined,
     network: {

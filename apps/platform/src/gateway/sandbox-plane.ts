@@ -71,6 +71,7 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     changes: d.changes,
     logger: d.logger,
     standbyAfterMs: d.config.standbyAfterMs,
+    orphanGraceMs: d.config.orphanGraceMs,
     ...(d.sandboxDefaults ? { sandboxDefaults: d.sandboxDefaults } : {}),
     revealEnvs: (row: SandboxRow) =>
       viewSandboxSpec(box, row.spec as SandboxSpec, sandboxSecretContext(row.workspace, row.name), 'reveal')
