@@ -117,12 +117,31 @@ async function status(url: string, key: string): Promise<number> {
 describe.skipIf(missing !== null)(`platform faults${missing ? ` (skipped: ${missing})` : ''}`, () => {
   let p: RunningPlatform | undefined;
 
+  let inherited = '';
+
   beforeAll(async () => {
-    p = await startSandboxPlatform({ env });
+    // Start the platform with a low soft descriptor limit (children inherit ours) to see it raise
+    // its own to the hard limit; ours goes back right after.
+    const own = readFileSync('/proc/self/limits', 'utf8');
+    const [, soft, hard] = /^Max open files\s+(\d+)\s+(\d+)/m.exec(own) ?? [];
+    inherited = String(Math.min(4096, Number(soft)));
+    execFileSync('prlimit', ['--pid', String(process.pid), `--nofile=${inherited}:${hard}`]);
+    try {
+      p = await startSandboxPlatform({ env });
+    } finally {
+      execFileSync('prlimit', ['--pid', String(process.pid), `--nofile=${soft}:${hard}`]);
+    }
     await createSandbox(p, 'steady');
   }, 15 * 60_000);
 
   afterAll(() => cleanUp(p, ['steady', 'orphan']), 180_000);
+
+  it('raises its soft descriptor limit to the hard one at start', () => {
+    const limits = readFileSync(`/proc/${platformPid(p!.home)}/limits`, 'utf8');
+    const [, soft, hard] = /^Max open files\s+(\d+)\s+(\d+)/m.exec(limits) ?? [];
+    expect(Number(hard)).toBeGreaterThan(Number(inherited)); // else there was nothing to raise
+    expect(soft).toBe(hard);
+  });
 
   it('idle unauthenticated connections hit the per-address cap; both planes still answer', async () => {
     const pid = platformPid(p!.home);
