@@ -262,6 +262,32 @@ describe.skipIf(missing !== null)(`platform faults${missing ? ` (skipped: ${miss
     expect(await status(`${p!.url}/v0/sandboxes`, key.apiKey)).toBe(401);
   });
 
+  it('a deleted service account: its key refused and its terminal closed within 1 s', async () => {
+    const sa = await p!.api('/v0/service_accounts', {
+      method: 'POST',
+      body: JSON.stringify({ name: 'ci-bot', role: 'member' }),
+    });
+    expect(sa.status, await sa.clone().text()).toBe(200);
+    const { client_id } = await json<{ client_id: string }>(sa);
+    const res = await p!.api(`/v0/service_accounts/${client_id}/api_keys`, {
+      method: 'POST',
+      body: JSON.stringify({ name: 'bot-key' }),
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const { apiKey } = await json<{ apiKey: string }>(res);
+    const url = sandboxUrl(p!, 'steady', '/process');
+    expect(await status(url, apiKey)).toBe(200);
+    const terminal = await openTerminal(p!, 'steady', apiKey);
+    const closed = new Promise<number>((r) => terminal.once('close', () => r(Date.now())));
+    const deletedAt = Date.now();
+    const del = await p!.api(`/v0/service_accounts/${client_id}`, { method: 'DELETE' });
+    expect(del.status, await del.clone().text()).toBe(200);
+    expect((await firstTrue(async () => (await status(url, apiKey)) === 401, 3000)) - deletedAt).toBeLessThan(
+      1000,
+    );
+    expect((await closed) - deletedAt).toBeLessThan(1000);
+  });
+
   it('an expiring key stops working on both planes within 1 s of its expiry', async () => {
     const key = await createKey(p!, { name: 'short', expires_in: '4s' });
     const expiresAt = Date.parse(key.expiresAt!);
