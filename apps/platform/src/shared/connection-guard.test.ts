@@ -121,6 +121,17 @@ describe('raiseFileLimit', () => {
     expect(result).toEqual({ soft: 524288, hard: 524288 });
   });
 
+  it('assumes 1024 and says why when the limits cannot be read', async () => {
+    const result = await raiseFileLimit(
+      42,
+      async () => '',
+      async () => {
+        throw new Error('ENOENT: /proc/self/limits');
+      },
+    );
+    expect(result).toEqual({ soft: 1024, hard: 1024, error: 'ENOENT: /proc/self/limits' });
+  });
+
   it('keeps the old limit and says why when prlimit fails', async () => {
     const result = await raiseFileLimit(
       42,

@@ -9,6 +9,9 @@ export interface FileLimit {
   hard: number;
 }
 
+/** What is assumed when the limit cannot be read: the usual default soft limit. */
+const UNKNOWN_LIMIT: FileLimit = { soft: 1024, hard: 1024 };
+
 export type RunCommand = (command: string, args: string[]) => Promise<string>;
 
 /** `Max open files` of /proc/<pid>/limits ("unlimited" reads as Infinity). */
@@ -28,8 +31,14 @@ export async function raiseFileLimit(
   run: RunCommand,
   readLimits: () => Promise<string>,
 ): Promise<FileLimit & { error?: string }> {
-  const before = parseProcLimits(await readLimits());
-  if (!before) throw new Error('no "Max open files" line in /proc limits');
+  let before: FileLimit | undefined;
+  try {
+    before = parseProcLimits(await readLimits());
+  } catch (err) {
+    // No /proc (not Linux): assume the common default and say so; the caps follow it.
+    return { ...UNKNOWN_LIMIT, error: err instanceof Error ? err.message : String(err) };
+  }
+  if (!before) return { ...UNKNOWN_LIMIT, error: 'no "Max open files" line in /proc limits' };
   if (before.soft >= before.hard) return before;
   // An infinite hard limit for NOFILE is not something Linux grants; keep to a finite value.
   const target = Number.isFinite(before.hard) ? String(before.hard) : 'unlimited';
