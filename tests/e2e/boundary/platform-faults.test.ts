@@ -1,7 +1,8 @@
 // Issue 19 items 7, 8 and 10 on the real platform with real runc sandboxes, each performing the
 // attack or fault of the probe:
 //  7  idle unauthenticated connections (from 127.0.0.2, a loopback address of its own) hit the
-//     per-address cap while 127.0.0.1 still gets answers on both planes; the platform's real
+//     per-address cap while 127.0.0.1 still gets answers on both planes; a sandbox flooding the
+//     egress proxy is capped at 256 connections; the platform's real
 //     descriptor limit lowered with prlimit and exhausted: the live sandbox stays DEPLOYED;
 //  8  deleting a workspace removes its running container from the host; a container whose record
 //     was deleted while the platform was down is removed at the next start;
@@ -18,6 +19,7 @@ import {
   cleanUp,
   createSandbox,
   engineIds,
+  exec,
   getSandbox,
   hostLeftovers,
   json,
@@ -166,6 +168,39 @@ describe.skipIf(missing !== null)(`platform faults${missing ? ` (skipped: ${miss
     }
     const steady = await getSandbox(p!, 'steady');
     expect(steady.status).toBe('DEPLOYED');
+  });
+
+  it('a sandbox flooding the egress proxy with idle connections is capped at 256 of them', async () => {
+    const script = [
+      'import os, socket, time, urllib.parse',
+      "u = urllib.parse.urlparse(os.environ.get('HTTP_PROXY') or os.environ['http_proxy'])",
+      'held = []',
+      'for i in range(400):',
+      '    s = socket.socket(); s.settimeout(2)',
+      '    try: s.connect((u.hostname, u.port)); held.append(s)',
+      '    except Exception: pass',
+      'time.sleep(1)',
+      'alive = 0',
+      'for s in held:',
+      '    s.setblocking(False)',
+      '    try: s.recv(1)',
+      '    except BlockingIOError: alive += 1',
+      '    except Exception: pass',
+      'print(alive)',
+    ].join('\n');
+    const b64 = Buffer.from(script).toString('base64');
+    const r = await exec(p!, 'steady', `echo ${b64} | base64 -d > /tmp/flood.py && python3 /tmp/flood.py`);
+    expect(r.exitCode, `${r.stdout} ${r.stderr}`).toBe(0);
+    const alive = Number(r.stdout?.trim());
+    expect(alive).toBeLessThanOrEqual(256);
+    expect(alive).toBeGreaterThan(200);
+    // The proxy still serves the sandbox once they are gone (the script exited: all closed).
+    const again = await exec(
+      p!,
+      'steady',
+      'curl -s -o /dev/null -w "%{http_code}" -x "$HTTP_PROXY" http://127.0.0.1:1/',
+    );
+    expect(again.stdout).toMatch(/^\d{3}$/); // an answer from the proxy (a refusal), not a reset
   });
 
   it('descriptors exhausted for real (prlimit): the live sandbox is not marked FAILED', async () => {
