@@ -144,7 +144,9 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
 
 /** The workspace a management request names (`workspace=` or X-Service-Workspace), if any. */
 function requestedWorkspace(req: IncomingMessage): string[] | undefined {
-  const query = new URL(req.url ?? '/', 'http://x').searchParams.get('workspace');
+  const url = req.url ?? '/';
+  // Every management request passes here: parse the query only when it can name a workspace.
+  const query = url.includes('workspace=') ? new URL(url, 'http://x').searchParams.get('workspace') : null;
   const header = req.headers['x-service-workspace'];
   const name = query || (Array.isArray(header) ? header[0] : header);
   return name ? [name] : undefined;
