@@ -10,7 +10,7 @@
 //     closed; an expiring key stops working on both planes within 1 s of its expiry.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { connect, type LookupFunction, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -44,6 +44,11 @@ const env = {
   TARMAC_EGRESS_PORT: '3128',
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** *.localhost → 127.0.0.1 (RFC 6761): preview hosts. */
+const loopback: LookupFunction = (_host, options, callback) => {
+  if (options.all) callback(null, [{ address: '127.0.0.1', family: 4 }]);
+  else callback(null, '127.0.0.1', 4);
+};
 
 /** The platform's pid: the node process running PLATFORM_MAIN with this home. */
 function platformPid(home: string): number {
@@ -326,6 +331,42 @@ describe.skipIf(missing !== null)(`platform faults${missing ? ` (skipped: ${miss
       1000,
     );
     expect((await closed) - deletedAt).toBeLessThan(1000);
+  });
+
+  it('a preview session: its terminal WebSocket is closed within 1 s of its token being deleted', async () => {
+    const created = await p!.api('/v0/sandboxes/steady/previews', {
+      method: 'POST',
+      body: JSON.stringify({ metadata: { name: 'sess' }, spec: { port: 443, public: false } }),
+    });
+    expect(created.status, await created.clone().text()).toBe(200);
+    const { spec } = await json<{ spec: { url: string } }>(created);
+    const tokenRes = await p!.api('/v0/sandboxes/steady/previews/sess/tokens', {
+      method: 'POST',
+      body: JSON.stringify({ spec: { expiresAt: new Date(Date.now() + 3600_000).toISOString() } }),
+    });
+    expect(tokenRes.status, await tokenRes.clone().text()).toBe(200);
+    const token = await json<{ metadata: { name: string }; spec: { token: string } }>(tokenRes);
+    const terminal = await new Promise<WebSocket>((resolve, reject) => {
+      const ws = new WebSocket(`${spec.url.replace(/^http/, 'ws')}/terminal/ws?sessionId=preview`, {
+        headers: { 'x-service-preview-token': token.spec.token },
+        lookup: loopback,
+      });
+      ws.once('open', () => resolve(ws));
+      ws.once('unexpected-response', (_req, res) =>
+        reject(new Error(`websocket refused: ${res.statusCode}`)),
+      );
+      ws.once('error', reject);
+    });
+    const closed = new Promise<number>((r) => terminal.once('close', () => r(Date.now())));
+    await sleep(700); // past the first sweep: the session is admitted and stays open
+    expect(terminal.readyState).toBe(WebSocket.OPEN);
+    const deletedAt = Date.now();
+    const del = await p!.api(`/v0/sandboxes/steady/previews/sess/tokens/${token.metadata.name}`, {
+      method: 'DELETE',
+    });
+    expect(del.status, await del.clone().text()).toBe(200);
+    expect((await closed) - deletedAt).toBeLessThan(1000);
+    await p!.api('/v0/sandboxes/steady/previews/sess', { method: 'DELETE' });
   });
 
   it('an expiring key stops working on both planes within 1 s of its expiry', async () => {

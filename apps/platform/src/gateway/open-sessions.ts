@@ -9,8 +9,9 @@
  *    notices are in-process only).
  * Only sessions that were admitted are closed: an HTTP request whose answer started with a status
  * below 400, an upgrade whose credential was valid when it arrived. A request being refused is left
- * to write its own 401. Preview hosts are not tracked (their tokens are preview tokens, and an app
- * behind a public preview may use the Authorization header for itself).
+ * to write its own 401. Preview hosts are checked by the preview gateway instead (`checkOf`): a
+ * preview session ends when its preview token is deleted or expires, or the preview ends — an app
+ * behind a public preview may use the Authorization header for itself, which is none of ours.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -19,9 +20,17 @@ import type { AccessCache } from './access-cache.js';
 /** Which workspaces a request acts in; undefined: any (check the credential only); null: do not track. */
 export type ScopeOf = (req: IncomingMessage) => readonly string[] | undefined | null;
 
+/** Whether a session may go on; asked at every sweep. */
+export type SessionCheck = () => Promise<boolean>;
+
+/**
+ * The check of a request that the bearer rule does not cover (preview hosts), undefined for the
+ * bearer rule, null to leave the request untracked.
+ */
+export type CheckOf = (req: IncomingMessage) => SessionCheck | undefined | null;
+
 interface Session {
-  token: string;
-  workspaces: readonly string[] | undefined;
+  valid: SessionCheck;
   admitted(): boolean;
   close(): void;
 }
@@ -39,6 +48,7 @@ export class OpenSessions {
     private readonly access: Pick<AccessCache, 'allowed' | 'authenticated' | 'onRevoke'>,
     private readonly scopeOf: ScopeOf,
     sweepMs = 500,
+    private readonly checkOf: CheckOf = () => undefined,
   ) {
     this.stopRevocations = access.onRevoke(() => void this.sweep());
     this.timer = setInterval(() => void this.sweep(), sweepMs);
@@ -46,12 +56,10 @@ export class OpenSessions {
   }
 
   request(req: IncomingMessage, res: ServerResponse): void {
-    const token = bearer(req);
-    const workspaces = token ? this.scopeOf(req) : null;
-    if (!token || workspaces === null) return;
+    const valid = this.checkFor(req);
+    if (!valid) return;
     const session: Session = {
-      token,
-      workspaces,
+      valid,
       admitted: () => res.headersSent && res.statusCode < 400,
       close: () => req.socket.destroy(),
     };
@@ -60,15 +68,17 @@ export class OpenSessions {
   }
 
   upgrade(req: IncomingMessage, socket: Duplex): void {
-    const token = bearer(req);
-    const workspaces = token ? this.scopeOf(req) : null;
-    if (!token || workspaces === null) return;
+    const valid = this.checkFor(req);
+    if (!valid) return;
     let admitted = false;
-    const session: Session = { token, workspaces, admitted: () => admitted, close: () => socket.destroy() };
+    const session: Session = { valid, admitted: () => admitted, close: () => socket.destroy() };
     this.sessions.add(session);
     socket.once('close', () => this.sessions.delete(session));
-    // The gateway asks the same cache while it admits the upgrade: this is a cache hit.
-    void this.valid(session).then((ok) => (admitted = ok));
+    // The gateways ask the same caches while they admit the upgrade: these are cache hits.
+    void valid().then(
+      (ok) => (admitted = ok),
+      () => undefined,
+    );
   }
 
   size(): number {
@@ -87,7 +97,7 @@ export class OpenSessions {
         await Promise.all(
           [...this.sessions].map(async (s) => {
             if (!s.admitted()) return;
-            if (!(await this.valid(s).catch(() => true))) {
+            if (!(await s.valid().catch(() => true))) {
               this.closed++;
               this.sessions.delete(s);
               s.close();
@@ -104,10 +114,23 @@ export class OpenSessions {
     this.stopRevocations();
   }
 
-  private async valid(s: Session): Promise<boolean> {
-    if (!s.workspaces) return (await this.access.authenticated(s.token)) !== undefined;
-    for (const w of s.workspaces) if (await this.access.allowed(s.token, w)) return true;
-    return false;
+  /** The session's check, or undefined when the request is not tracked. */
+  private checkFor(req: IncomingMessage): SessionCheck | undefined {
+    const own = this.checkOf(req);
+    if (own !== undefined) return own ?? undefined;
+    return this.bearerCheck(req);
+  }
+
+  /** The bearer rule: the request's platform credential may still act in its workspace(s). */
+  bearerCheck(req: IncomingMessage): SessionCheck | undefined {
+    const token = bearer(req);
+    const workspaces = token ? this.scopeOf(req) : null;
+    if (!token || workspaces === null) return undefined;
+    return async () => {
+      if (!workspaces) return (await this.access.authenticated(token)) !== undefined;
+      for (const w of workspaces) if (await this.access.allowed(token, w)) return true;
+      return false;
+    };
   }
 }
 

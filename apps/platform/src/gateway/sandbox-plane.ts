@@ -103,12 +103,31 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     domain: d.config.sandboxDomain,
     ...(d.gatewayIntercept ? { intercept: d.gatewayIntercept } : {}),
   });
-  const sessions = new OpenSessions(access, (req) => {
-    if (previews.match(req)) return null; // preview tokens, or an app's own Authorization header
-    const target = gateway.match(req);
-    if (target) return target.candidates.map((c) => c.workspace);
-    return requestedWorkspace(req);
-  });
+  const sessions = new OpenSessions(
+    access,
+    (req) => {
+      const target = gateway.match(req);
+      if (target) return target.candidates.map((c) => c.workspace);
+      return requestedWorkspace(req);
+    },
+    500,
+    // Preview hosts: preview tokens (or an app's own Authorization header), checked by previews.
+    (req) => (previews.match(req) ? previewCheck(req) : undefined),
+  );
+  /** A preview session ends with its preview or token; a host no preview claims: the bearer rule. */
+  const previewCheck = (req: IncomingMessage) => {
+    let claimed = false;
+    return async () => {
+      const admits = await previews.stillAdmits(req);
+      if (admits !== undefined) {
+        claimed = true;
+        return admits;
+      }
+      if (claimed) return false; // the preview was deleted
+      const bearer = sessions.bearerCheck(req);
+      return bearer ? bearer() : true;
+    };
+  };
   const imageImport = imageImportApp({
     engine,
     authenticator,
