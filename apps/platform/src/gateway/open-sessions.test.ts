@@ -111,6 +111,28 @@ describe('OpenSessions', () => {
     expect(Date.now() - t0).toBeLessThan(1000);
   });
 
+  it('a request with a check of its own (preview hosts) is closed when that check turns false', async () => {
+    let open = true;
+    sessions = new OpenSessions(
+      access,
+      () => undefined,
+      100,
+      (req) => (req.url?.startsWith('/preview') ? async () => open : undefined),
+    );
+    server = createServer((req, res) => {
+      sessions!.request(req, res);
+      res.writeHead(200).write('streaming');
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const a = server.address();
+    const s = await stream(typeof a === 'object' && a ? a.port : 0, 'no-platform-token', '/preview/x');
+    expect(sessions.size()).toBe(1);
+    open = false; // the preview token was deleted
+    const t0 = Date.now();
+    await s.ended;
+    expect(Date.now() - t0).toBeLessThan(1000);
+  });
+
   it('leaves a refused request to answer its own 401', async () => {
     const port = await start(50);
     const s = await stream(port, 'bad');
