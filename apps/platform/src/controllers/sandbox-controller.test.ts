@@ -140,7 +140,7 @@ for (const db of testDatabases(process.env)) {
           renameSync(`${state}.test-away`, state);
         }
         expect((await engine.inspect(sandboxEngineId(row.id))).status).not.toBe('STOPPED'); // alive (maybe frozen)
-      });
+      }, 30_000); // a 2 s wait on top of a deploy: more than the default 5 s on a loaded machine
 
       it('an unknown image fails the deployment with an event', async () => {
         const now = new Date().toISOString();
