@@ -9,8 +9,9 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # Debian packages the tests use beyond the engine's: PostgreSQL (store tests run on both
 # dialects), tmux (the CLI's interactive terminal test), curl and openssl (egress tests: a client
-# in a namespace, certificates of the fake outside); wireguard-* come with scripts/engine-install.sh.
-TEST_PACKAGES="postgresql tmux curl openssl"
+# in a namespace, certificates of the fake outside), sqlite3 (platform-faults: a record deleted
+# behind the platform's back); wireguard-* come with scripts/engine-install.sh.
+TEST_PACKAGES="postgresql tmux curl openssl sqlite3"
 missing=""
 for p in $TEST_PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

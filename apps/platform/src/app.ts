@@ -29,6 +29,8 @@ import { ServiceAccountsService } from './planes/identity/service-accounts/servi
 import { UsersService } from './planes/identity/users/users.service.js';
 import { WorkspacesService } from './planes/identity/workspaces/workspaces.service.js';
 import { sharedServices, type SharedServices } from './shared-services.js';
+import { publishWorkspaceDeleted } from './framework/workspace-deletion.js';
+import { revocationPublisher } from './framework/revocations.js';
 
 export interface PlatformDeps {
   store: Store;
@@ -77,7 +79,10 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
     cursors: new CursorCodec(deps.cursorSecret, nowMs),
     checkResponses: deps.checkResponses ?? false,
   };
-  const apiKeys = new ApiKeysService(deps.store, now);
+  // Issue 19 items 8 and 10: revocations and workspace deletions reach the sandbox plane and the
+  // controllers through the ChangeFeed (framework/revocations.ts).
+  const revoked = revocationPublisher(changeFeed);
+  const apiKeys = new ApiKeysService(deps.store, now, revoked);
   const app = createManagementApp({ logger: deps.logger });
   registerOpsRoutes(app, routeDeps, {
     ping: () => deps.store.ping(),
@@ -96,11 +101,12 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
         refreshTokenTtlSeconds: deps.refreshTokenTtlSeconds ?? 30 * 86_400,
       },
       now,
+      revoked,
     ),
     accounts: new AccountsService(deps.store),
-    workspaces: new WorkspacesService(deps.store, now),
-    users: new UsersService(deps.store, apiKeys, now),
-    serviceAccounts: new ServiceAccountsService(deps.store, now),
+    workspaces: new WorkspacesService(deps.store, now, (name) => publishWorkspaceDeleted(changeFeed, name)),
+    users: new UsersService(deps.store, apiKeys, now, revoked),
+    serviceAccounts: new ServiceAccountsService(deps.store, now, revoked),
   });
   registerBillingRoutes(
     app,

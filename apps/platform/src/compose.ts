@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { PlatformConfig } from './config.js';
 import type { HomeLayout } from './home/home-files.js';
+import { ConnectionGuard, type HttpTimeouts } from './framework/connection-guard.js';
 import type { SigningKey } from './planes/identity/auth/jwt.js';
 import { createMeter } from './planes/metering/metering.js';
 import { EgressPlane } from './planes/sandbox/egress/egress-plane.js';
@@ -36,6 +37,8 @@ export interface OpenedResources {
   /** Known once the listener is bound (port 0 picks one); read lazily by URL builders. */
   apiUrl: () => string;
   boundPort: () => number | undefined;
+  /** Connection caps and HTTP timeouts of the public listener and the egress proxy (issue 19 item 7). */
+  connections: { publicGuard: ConnectionGuard; egressGuard: ConnectionGuard; httpTimeouts: HttpTimeouts };
 }
 
 export interface ComposedPlatform {
@@ -95,6 +98,10 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     runner: new ProcessRunner(),
     netnsOf: (engineId) => sandboxPlane.netnsOf(engineId),
     ready: sandboxPlane.controllers.ready,
+    bound: (server) => {
+      ConnectionGuard.applyTimeouts(server, r.connections.httpTimeouts);
+      r.connections.egressGuard.guard(server);
+    },
   });
 
   const app = buildApp(
@@ -122,6 +129,12 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       () => sandboxPlane.gateway,
       () => sandboxPlane.rawRoutes,
       () => sandboxPlane.previews,
+      {
+        guard: r.connections.publicGuard,
+        timeouts: r.connections.httpTimeouts,
+        onRequest: (req, res) => sandboxPlane.sessions.request(req, res),
+        onUpgrade: (req, socket) => sandboxPlane.sessions.upgrade(req, socket),
+      },
     ),
     egressUrl: () => egress.url(),
     closers: [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { baseUrl, ConfigError, resolveConfig } from './config.js';
+import { baseUrl, ConfigError, resolveConfig, resolveConnectionConfig } from './config.js';
 
 // Issue "Platform core" §2: one listener, default port 8080, --port, --host; data under TARMAC_HOME
 // (default ~/.tarmac, --home); PostgreSQL with TARMAC_DATABASE_URL (§3).
@@ -46,5 +46,37 @@ describe('resolveConfig', () => {
     expect(baseUrl({ ...config, publicUrl: 'https://tarmac.example.com/' }, 1)).toBe(
       'https://tarmac.example.com',
     );
+  });
+});
+
+// Issue 19 item 7: connection caps and HTTP timeouts, operator-set through the environment.
+describe('resolveConnectionConfig', () => {
+  it('unset means the defaults; numbers are read; garbage names the variable', () => {
+    expect(resolveConnectionConfig({})).toEqual({
+      maxConnections: undefined,
+      maxPerAddress: undefined,
+      egressMaxConnections: undefined,
+      headersTimeoutMs: undefined,
+      requestTimeoutMs: undefined,
+      keepAliveTimeoutMs: undefined,
+    });
+    expect(
+      resolveConnectionConfig({ TARMAC_MAX_CONNECTIONS_PER_IP: '32', TARMAC_REQUEST_TIMEOUT_MS: '0' }),
+    ).toMatchObject({ maxPerAddress: 32, requestTimeoutMs: 0 });
+    expect(() => resolveConnectionConfig({ TARMAC_MAX_CONNECTIONS: 'lots' })).toThrow(
+      /TARMAC_MAX_CONNECTIONS/,
+    );
+    expect(() => resolveConnectionConfig({ TARMAC_HEADERS_TIMEOUT_MS: '5' })).toThrow(ConfigError);
+  });
+});
+
+// Issue 19 item 8: the orphan reaper's grace is an operator setting, 60 s by default.
+describe('resolveConfig: TARMAC_ORPHAN_GRACE_SECONDS', () => {
+  const at = (env: Record<string, string>) => resolveConfig({ flags: {}, env, homedir: '/home/ada' });
+  it('defaults to 60 s, reads whole seconds, names the variable on garbage', () => {
+    expect(at({}).engine.orphanGraceMs).toBe(60_000);
+    expect(at({ TARMAC_ORPHAN_GRACE_SECONDS: '5' }).engine.orphanGraceMs).toBe(5000);
+    expect(() => at({ TARMAC_ORPHAN_GRACE_SECONDS: '-1' })).toThrow(ConfigError);
+    expect(() => at({ TARMAC_ORPHAN_GRACE_SECONDS: '1m' })).toThrow(/TARMAC_ORPHAN_GRACE_SECONDS/);
   });
 });

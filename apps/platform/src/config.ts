@@ -62,6 +62,18 @@ export const platformEnvSchema = z.object({
    */
   TARMAC_EGRESS_ALLOW_CIDRS: optional,
 
+  /** Age before a container with no record is removed, whole seconds (60; orphan-reaper.ts). */
+  TARMAC_ORPHAN_GRACE_SECONDS: optional,
+
+  // Connections (issue 19 item 7; planes/sandbox/gateway/CONNECTIONS.md): caps derived from the
+  // open-files limit unless set; timeouts in ms.
+  TARMAC_MAX_CONNECTIONS: optional,
+  TARMAC_MAX_CONNECTIONS_PER_IP: optional,
+  TARMAC_EGRESS_MAX_CONNECTIONS: optional,
+  TARMAC_HEADERS_TIMEOUT_MS: optional,
+  TARMAC_REQUEST_TIMEOUT_MS: optional,
+  TARMAC_KEEPALIVE_TIMEOUT_MS: optional,
+
   // Metering (planes/metering/ARCHITECTURE.md).
   /** JSON object of price overrides, dimension → USD per unit. */
   TARMAC_METERING_PRICES: optional,
@@ -90,6 +102,7 @@ export interface PlatformConfig {
     allowCidrs: string[];
   };
   metering: { prices: PriceTable; intervalMs: number };
+  connections: ConnectionConfig;
 }
 
 export interface ConfigSources {
@@ -136,6 +149,7 @@ export function resolveConfig({ flags, env, homedir }: ConfigSources): PlatformC
       prices: prices(e.TARMAC_METERING_PRICES),
       intervalMs: meteringIntervalMs(e.TARMAC_METERING_INTERVAL_SECONDS),
     },
+    connections: resolveConnectionConfig(e),
   };
 }
 
@@ -158,7 +172,12 @@ function engineConfig(e: PlatformEnv): EngineConfig {
       `TARMAC_STANDBY_AFTER must be seconds or a duration like 15s or 2m, got "${standbyText}"`,
     );
   }
+  const graceText = e.TARMAC_ORPHAN_GRACE_SECONDS ?? '60';
+  if (!/^\d+$/.test(graceText)) {
+    throw new ConfigError(`TARMAC_ORPHAN_GRACE_SECONDS must be whole seconds, got "${graceText}"`);
+  }
   return {
+    orphanGraceMs: Number(graceText) * 1000,
     standbyAfterMs: standbySeconds * 1000,
     imageDir: e.TARMAC_IMAGE_DIR,
     network: {
@@ -208,4 +227,37 @@ export function baseUrl(config: Pick<PlatformConfig, 'host' | 'publicUrl'>, boun
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const shown = host.includes(':') ? `[${host}]` : host;
   return `http://${shown}:${boundPort}`;
+}
+
+/**
+ * Connection caps and HTTP timeouts an operator may set (issue 19 item 7; defaults and the rule
+ * that bounds them: framework/connection-budget.ts and framework/connection-guard.ts).
+ */
+export interface ConnectionConfig {
+  maxConnections: number | undefined;
+  maxPerAddress: number | undefined;
+  egressMaxConnections: number | undefined;
+  headersTimeoutMs: number | undefined;
+  requestTimeoutMs: number | undefined;
+  keepAliveTimeoutMs: number | undefined;
+}
+
+export function resolveConnectionConfig(env: Record<string, string | undefined>): ConnectionConfig {
+  const count = (name: string, min: number): number | undefined => {
+    const text = env[name];
+    if (text === undefined || text === '') return undefined;
+    const n = Number(text);
+    if (!/^\d+$/.test(text) || n < min)
+      throw new ConfigError(`${name} must be a whole number >= ${min}, got "${text}"`);
+    return n;
+  };
+  return {
+    maxConnections: count('TARMAC_MAX_CONNECTIONS', 1),
+    maxPerAddress: count('TARMAC_MAX_CONNECTIONS_PER_IP', 1),
+    egressMaxConnections: count('TARMAC_EGRESS_MAX_CONNECTIONS', 1),
+    headersTimeoutMs: count('TARMAC_HEADERS_TIMEOUT_MS', 100),
+    // 0 turns the whole-request timeout off (Node's meaning).
+    requestTimeoutMs: count('TARMAC_REQUEST_TIMEOUT_MS', 0),
+    keepAliveTimeoutMs: count('TARMAC_KEEPALIVE_TIMEOUT_MS', 100),
+  };
 }

@@ -2,6 +2,7 @@
 import { serve } from '@hono/node-server';
 import { gracefulShutdown } from '@tarmac/server-kit';
 import { openStore } from '@tarmac/store';
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +20,9 @@ import {
   writeCredentials,
 } from './home/home-files.js';
 import { signingKeyFromJwk } from './planes/identity/auth/jwt.js';
+import { connectionBudget } from './framework/connection-budget.js';
+import { ConnectionGuard, DEFAULT_HTTP_TIMEOUTS } from './framework/connection-guard.js';
+import { raiseFileLimit } from './framework/file-limit.js';
 import { PLATFORM_VERSION } from './version.js';
 
 /**
@@ -33,6 +37,31 @@ async function main(): Promise<void> {
   });
   const config = resolveConfig({ flags: values, env: process.env, homedir: homedir() });
   const logger = pino({ level: config.logLevel, base: { service: 'tarmac' } });
+  const connections = config.connections;
+  // Descriptors (issue 19 item 7): soft limit up to the hard one, then connection caps that keep
+  // well under it (framework/connection-budget.ts), so sandboxes, the store and runc always have room.
+  const fileLimit = await raiseFileLimit(
+    process.pid,
+    (cmd, args) =>
+      new Promise((resolve, reject) =>
+        execFile(cmd, args, { timeout: 5000 }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+      ),
+    () => readFile('/proc/self/limits', 'utf8'),
+  );
+  if (fileLimit.error)
+    logger.warn({ fileLimit }, 'could not raise the open-files limit; run with a higher ulimit -n');
+  const budget = connectionBudget(Number.isFinite(fileLimit.soft) ? fileLimit.soft : 1_048_576, connections);
+  for (const c of budget.clamped) logger.warn(c);
+  const onRefuse = (plane: string) => (address: string, why: string) =>
+    logger.debug({ address, why, plane }, 'connection refused: over its cap');
+  const publicGuard = new ConnectionGuard(budget.public, onRefuse('public'));
+  const egressGuard = new ConnectionGuard(budget.egress, onRefuse('egress'));
+  const httpTimeouts = {
+    headersTimeoutMs: connections.headersTimeoutMs ?? DEFAULT_HTTP_TIMEOUTS.headersTimeoutMs,
+    requestTimeoutMs: connections.requestTimeoutMs ?? DEFAULT_HTTP_TIMEOUTS.requestTimeoutMs,
+    keepAliveTimeoutMs: connections.keepAliveTimeoutMs ?? DEFAULT_HTTP_TIMEOUTS.keepAliveTimeoutMs,
+  };
+  logger.info({ fileLimit: fileLimit.soft, connections: budget, httpTimeouts }, 'connection limits');
   const layout = homeLayout(config.home);
   await ensureHome(layout);
 
@@ -61,6 +90,7 @@ async function main(): Promise<void> {
     nodeBinary: process.execPath,
     apiUrl: () => apiUrl,
     boundPort: () => boundPort,
+    connections: { publicGuard, egressGuard, httpTimeouts },
   });
   logger.info({ url: await platform.egressUrl() }, 'egress proxy listening');
   const app = platform.app;

@@ -14,6 +14,7 @@ export type {
 export {
   CommandError,
   EngineError,
+  EngineUnavailableError,
   FreezeAbortedError,
   ImageNotFoundError,
   InvalidImageError,
@@ -23,6 +24,7 @@ export {
   VolumeExistsError,
   VolumeInUseError,
   VolumeNotFoundError,
+  isTransientHostError,
 } from './errors.js';
 export { LocalEngine, DEFAULT_NETWORK, type LocalEngineOptions } from './local-engine.js';
 export type { NetworkConfig } from './network.js';

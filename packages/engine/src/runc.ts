@@ -3,7 +3,7 @@
 // stdio on log files: they are children of no platform process and outlive it.
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CommandError } from './errors.js';
+import { CommandError, EngineUnavailableError, isMissingPath } from './errors.js';
 import type { CommandRunner, RunResult } from './runner.js';
 
 export interface RuncState {
@@ -84,16 +84,23 @@ export class Runc {
     });
   }
 
-  /** runc's record of the container, or null if runc does not know it. */
+  /**
+   * runc's record of the container, or null if runc does not know it (no state.json). Any other
+   * failure (EMFILE, EIO, a torn file) throws EngineUnavailableError: unknown is not gone.
+   */
   state(id: string): RuncState | null {
+    let text: string;
     try {
-      const s = JSON.parse(readFileSync(join(this.root, id, 'state.json'), 'utf8')) as {
-        init_process_pid: number;
-        init_process_start: number;
-      };
+      text = readFileSync(join(this.root, id, 'state.json'), 'utf8');
+    } catch (err) {
+      if (isMissingPath(err)) return null;
+      throw new EngineUnavailableError(`runc state of ${id}`, err);
+    }
+    try {
+      const s = JSON.parse(text) as { init_process_pid: number; init_process_start: number };
       return { pid: s.init_process_pid, start: s.init_process_start };
-    } catch {
-      return null;
+    } catch (err) {
+      throw new EngineUnavailableError(`runc state of ${id}`, err);
     }
   }
 
@@ -101,14 +108,17 @@ export class Runc {
   alive(id: string): RuncState | null {
     const s = this.state(id);
     if (!s || s.pid <= 0) return null;
+    let stat: string;
     try {
-      const stat = readFileSync(`/proc/${s.pid}/stat`, 'utf8');
-      // Fields after the parenthesised command: state is field 3, starttime field 22.
-      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (rest[0] === 'Z' || rest[0] === 'X') return null;
-      return Number(rest[19]) === s.start ? s : null;
-    } catch {
-      return null;
+      stat = readFileSync(`/proc/${s.pid}/stat`, 'utf8');
+    } catch (err) {
+      // No such process is "dead"; EMFILE and the like say nothing about it (issue 19 item 7).
+      if (isMissingPath(err)) return null;
+      throw new EngineUnavailableError(`/proc/${s.pid}/stat`, err);
     }
+    // Fields after the parenthesised command: state is field 3, starttime field 22.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (rest[0] === 'Z' || rest[0] === 'X') return null;
+    return Number(rest[19]) === s.start ? s : null;
   }
 }

@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PortSpec, VolumeMount } from './engine.js';
-import { SandboxNotFoundError } from './errors.js';
+import { EngineUnavailableError, SandboxNotFoundError, isMissingPath } from './errors.js';
 
 export interface SandboxRecord {
   id: string;
@@ -63,11 +63,19 @@ export class SandboxFiles {
     atomicWrite(this.path(rec.id, 'sandbox.json'), JSON.stringify(rec, null, 2));
   }
 
+  /** Only a missing file is SandboxNotFoundError; any other failure is EngineUnavailableError. */
   read(id: string): SandboxRecord {
+    let text: string;
     try {
-      return JSON.parse(readFileSync(this.path(id, 'sandbox.json'), 'utf8')) as SandboxRecord;
-    } catch {
-      throw new SandboxNotFoundError(id);
+      text = readFileSync(this.path(id, 'sandbox.json'), 'utf8');
+    } catch (err) {
+      if (isMissingPath(err)) throw new SandboxNotFoundError(id);
+      throw new EngineUnavailableError(`sandbox record ${id}`, err);
+    }
+    try {
+      return JSON.parse(text) as SandboxRecord;
+    } catch (err) {
+      throw new EngineUnavailableError(`sandbox record ${id}`, err);
     }
   }
 
@@ -76,10 +84,17 @@ export class SandboxFiles {
   }
 
   readStop(id: string): StopRecord | null {
+    let text: string;
     try {
-      return JSON.parse(readFileSync(this.path(id, 'stopped.json'), 'utf8')) as StopRecord;
-    } catch {
-      return null;
+      text = readFileSync(this.path(id, 'stopped.json'), 'utf8');
+    } catch (err) {
+      if (isMissingPath(err)) return null;
+      throw new EngineUnavailableError(`stop record ${id}`, err);
+    }
+    try {
+      return JSON.parse(text) as StopRecord;
+    } catch (err) {
+      throw new EngineUnavailableError(`stop record ${id}`, err);
     }
   }
 

@@ -8,6 +8,8 @@ export interface Principal {
   readonly accountId: string;
   /** How the caller proved who it is. */
   readonly via: 'api_key' | 'jwt';
+  /** When the credential stops being valid (epoch ms), if it expires: caches must not outlive it. */
+  readonly expiresAtMs?: number;
   /**
    * The workspace the request names, when the authenticator resolved the caller's access to it in
    * the same lookup as the credential (one query instead of two; bench/api-overhead.ts). `access`

@@ -4,6 +4,7 @@
  * as arguments, including the shared services compose.ts builds once (authenticator, workspace
  * resolver, secret box, change feed); it constructs nothing of another plane.
  */
+import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import type { SandboxSpec } from '@tarmac/contract';
 import { ImageNotFoundError, LocalEngine } from '@tarmac/engine';
@@ -22,6 +23,8 @@ import { sandboxSecretContext, viewSandboxSpec } from './records/sandbox-secrets
 import type { SecretBox } from '../../framework/secrets.js';
 import type { ChangeFeed } from '../../framework/change-feed.js';
 import { imageImportApp } from './gateway/image-import.js';
+import { AccessCache, ACCESS_CACHE_TTL_MS } from './gateway/access-cache.js';
+import { OpenSessions } from './gateway/open-sessions.js';
 import { PreviewGateway } from './previews/preview-gateway.js';
 import type { RawRoute } from './gateway/listener.js';
 import { SandboxGateway, type SandboxGatewayDeps } from './gateway/sandbox-gateway.js';
@@ -58,6 +61,8 @@ export interface SandboxPlane {
   gateway: SandboxGateway;
   /** Serves preview hosts (previews/preview-gateway.ts). */
   previews: PreviewGateway;
+  /** Open credentialed requests and upgrades, closed on revocation/expiry (listener hooks). */
+  sessions: OpenSessions;
   /** Raw-body management routes served at the listener (POST /v0/images/import). */
   rawRoutes: RawRoute[];
   /** For the sandboxes module: false for an image the engine does not have (400 INVALID_IMAGE). */
@@ -92,12 +97,16 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     standbyAfterMs: d.config.standbyAfterMs,
     sandboxDefaults,
     keepAliveCount,
+    orphanGraceMs: d.config.orphanGraceMs,
     revealEnvs: (row: SandboxRow) =>
       viewSandboxSpec(box, row.spec as SandboxSpec, sandboxSecretContext(row.workspace, row.name), 'reveal')
         .runtime?.envs ?? [],
   });
   const { authenticator, workspaces } = d;
+  // Issue 19 item 10: revocations empty the cache at once and close the sessions they end.
+  const access = new AccessCache(authenticator, workspaces, Date.now, ACCESS_CACHE_TTL_MS, 10_000, d.changes);
   const gateway = new SandboxGateway({
+    access,
     live: controllers.live,
     touch: (entry) => controllers.standby.touch(entry),
     authenticator,
@@ -120,6 +129,33 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     sandboxdToken: token,
     ...(d.gatewayIntercept ? { intercept: d.gatewayIntercept } : {}),
   });
+  const sessions = new OpenSessions(
+    access,
+    (req) => {
+      const target = gateway.match(req);
+      // Every workspace the address may name (its canonical reading and older plain-form ones).
+      if (target)
+        return [...(target.canonical ? [target.canonical] : []), ...target.legacy].map((c) => c.workspace);
+      return requestedWorkspace(req);
+    },
+    500,
+    // Preview hosts: preview tokens (or an app's own Authorization header), checked by previews.
+    (req) => (previews.match(req) ? previewCheck(req) : undefined),
+  );
+  /** A preview session ends with its preview or token; a host no preview claims: the bearer rule. */
+  const previewCheck = (req: IncomingMessage) => {
+    let claimed = false;
+    return async () => {
+      const admits = await previews.stillAdmits(req);
+      if (admits !== undefined) {
+        claimed = true;
+        return admits;
+      }
+      if (claimed) return false; // the preview was deleted
+      const bearer = sessions.bearerCheck(req);
+      return bearer ? bearer() : true;
+    };
+  };
   const imageImport = imageImportApp({
     engine,
     authenticator,
@@ -134,6 +170,7 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     controllers,
     gateway,
     previews,
+    sessions,
     rawRoutes: [imageImport],
     async validateImage(ref) {
       try {
@@ -147,7 +184,19 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     async stop() {
       gateway.close();
       previews.close();
+      sessions.close();
+      access.close();
       await controllers.stop();
     },
   };
+}
+
+/** The workspace a management request names (`workspace=` or X-Service-Workspace), if any. */
+function requestedWorkspace(req: IncomingMessage): string[] | undefined {
+  const url = req.url ?? '/';
+  // Every management request passes here: parse the query only when it can name a workspace.
+  const query = url.includes('workspace=') ? new URL(url, 'http://x').searchParams.get('workspace') : null;
+  const header = req.headers['x-service-workspace'];
+  const name = query || (Array.isArray(header) ? header[0] : header);
+  return name ? [name] : undefined;
 }

@@ -1,3 +1,4 @@
+import type { Revoked } from '../../../framework/revocations.js';
 import { parseDurationSeconds, type ApiKey } from '@tarmac/contract';
 import { invalidField, notFound, type PageRequest, type PageResult } from '@tarmac/server-kit';
 import type { ApiKeyRow, Repositories } from '@tarmac/store';
@@ -29,6 +30,8 @@ export class ApiKeysService {
   constructor(
     private readonly store: Pick<Repositories, 'apiKeys'>,
     private readonly now: () => Date,
+    /** Told after a key is deleted, so the sandbox plane drops it at once (issue 19 item 10). */
+    private readonly revoked: Revoked = () => undefined,
   ) {}
 
   async create(owner: KeyOwner, input: { name: string; expires_in?: string | undefined }): Promise<ApiKey> {
@@ -63,6 +66,7 @@ export class ApiKeysService {
     const row = await this.store.apiKeys.get(keyId);
     if (!row || row.principalId !== owner.id) throw notFound(`API key "${keyId}"`);
     await this.store.apiKeys.delete(keyId, owner.id);
+    this.revoked({ principalId: owner.id });
     return toApiKey(row, owner);
   }
 }

@@ -40,6 +40,7 @@ export class BearerAuthenticator implements Authenticator {
         kind: row.principalKind,
         accountId: row.accountId,
         via: 'api_key',
+        ...(row.expiresAt ? { expiresAtMs: Date.parse(row.expiresAt) } : {}),
       };
       return named(principal, workspace, withWorkspace);
     }
@@ -54,7 +55,13 @@ export class BearerAuthenticator implements Authenticator {
       : undefined;
     const found = joined ? withWorkspace : await this.store.principals.get(claims.sub);
     if (!found) return undefined;
-    const principal: Principal = { id: found.id, kind: found.kind, accountId: found.accountId, via: 'jwt' };
+    const principal: Principal = {
+      id: found.id,
+      kind: found.kind,
+      accountId: found.accountId,
+      via: 'jwt',
+      expiresAtMs: claims.exp * 1000,
+    };
     return named(principal, workspace, withWorkspace);
   }
 }

@@ -1,3 +1,4 @@
+import type { Revoked } from '../../../framework/revocations.js';
 import type { z } from 'zod';
 import type { tokenRequestSchema, tokenResponseSchema } from '@tarmac/contract';
 import { OAuthError } from '@tarmac/server-kit';
@@ -30,6 +31,8 @@ export class OAuthService {
     private readonly jwt: JwtService,
     private readonly settings: OAuthSettings,
     private readonly now: () => Date,
+    /** Told after a principal's refresh tokens are all revoked (issue 19 item 10). */
+    private readonly revoked: Revoked = () => undefined,
   ) {}
 
   async token(
@@ -87,6 +90,7 @@ export class OAuthService {
     const rotated = await this.store.refreshTokens.revoke(row.id, this.now().toISOString());
     if (!rotated) {
       await this.store.refreshTokens.revokeAllForPrincipal(row.principalId, this.now().toISOString());
+      this.revoked({ principalId: row.principalId });
       throw new OAuthError(
         'invalid_grant',
         'Refresh token already used; all refresh tokens of this client are revoked',

@@ -1,3 +1,4 @@
+import type { Revoked } from '../../../framework/revocations.js';
 import type { z } from 'zod';
 import type { serviceAccountSchema, serviceAccountWithSecretSchema } from '@tarmac/contract';
 import { notFound, type PageRequest, type PageResult, type WorkspaceAccess } from '@tarmac/server-kit';
@@ -24,6 +25,8 @@ export class ServiceAccountsService {
   constructor(
     private readonly store: Store,
     private readonly now: () => Date,
+    /** Told after a service account (and with it its keys and tokens) is deleted (issue 19 item 10). */
+    private readonly revoked: Revoked = () => undefined,
   ) {}
 
   list(workspace: WorkspaceAccess, page: PageRequest): Promise<PageResult<ServiceAccount>> {
@@ -84,6 +87,7 @@ export class ServiceAccountsService {
   async delete(workspace: WorkspaceAccess, clientId: string): Promise<ServiceAccount> {
     const row = await this.get(workspace, clientId);
     await this.store.principals.delete(clientId); // keys and refresh tokens cascade
+    this.revoked({ principalId: clientId });
     return toServiceAccount(row);
   }
 }

@@ -1,3 +1,4 @@
+import type { Revoked } from '../../../framework/revocations.js';
 import type { z } from 'zod';
 import type {
   invitationAcceptedSchema,
@@ -32,6 +33,8 @@ export class UsersService {
     private readonly store: Store,
     private readonly apiKeys: ApiKeysService,
     private readonly now: () => Date,
+    /** Told after a membership is removed (issue 19 item 10: sessions in that workspace close). */
+    private readonly revoked: Revoked = () => undefined,
   ) {}
 
   async list(workspace: WorkspaceAccess, page: PageRequest): Promise<PageResult<WorkspaceUser>> {
@@ -141,6 +144,7 @@ export class UsersService {
     if (found && membership) {
       if (membership.role === 'admin') await this.keepOneAdmin(workspace);
       await this.store.memberships.remove(workspace.name, found.id);
+      this.revoked({ principalId: found.id, workspace: workspace.name });
       return toWorkspaceUser(found, membership.role);
     }
     const email = subOrEmail.toLowerCase();

@@ -31,6 +31,12 @@ export class WorkspacesService {
   constructor(
     private readonly store: Store,
     private readonly now: () => Date,
+    /**
+     * Told after a workspace is deleted: its records went with it (cascade), so the controllers
+     * tear its containers and volumes down and the sandbox plane drops its sessions (issue 19
+     * items 8 and 10).
+     */
+    private readonly deleted: (name: string) => void = () => undefined,
   ) {}
 
   async list(principal: Principal, page: PageRequest): Promise<PageResult<Workspace>> {
@@ -106,6 +112,7 @@ export class WorkspacesService {
     const { row, role } = await this.visible(principal, name);
     if (role !== 'admin') throw forbidden(`This needs the admin role in workspace "${name}"`);
     await this.store.workspaces.delete(name);
+    this.deleted(name);
     return toWorkspace(row, role);
   }
 

@@ -10,6 +10,8 @@ import type { Logger } from 'pino';
 import type { ChangeFeed } from '../../../framework/change-feed.js';
 import { ExpiryTimers } from './expiry-timers.js';
 import { LiveSandboxes } from './live-sandboxes.js';
+import { OrphanReaper } from './orphan-reaper.js';
+import { WORKSPACE_KIND } from '../../../framework/workspace-deletion.js';
 import { SandboxController, type SandboxControllerOptions } from './sandbox-controller.js';
 import { SANDBOX_KIND, VOLUME_KIND, type EnvVar, type SandboxRow } from '../records/sandbox-record.js';
 import { StandbyController, type Freezer } from './standby.js';
@@ -30,6 +32,10 @@ export interface ControllerDeps {
   keepAliveCount?: (ip: string, recordId: string) => Promise<number>;
   /** Egress env vars and CA files every sandbox gets (SandboxControllerOptions.sandboxDefaults). */
   sandboxDefaults?: SandboxControllerOptions['sandboxDefaults'];
+  /** Age before an engine object without a record is removed (orphan-reaper.ts; 60 s). */
+  orphanGraceMs?: number;
+  /** How often orphans are looked for besides start and workspace deletion (30 s). */
+  orphanIntervalMs?: number;
 }
 
 export interface Controllers {
@@ -38,6 +44,7 @@ export interface Controllers {
   sandboxes: SandboxController;
   volumes: VolumeController;
   expiry: ExpiryTimers;
+  orphans: OrphanReaper;
   /** First resync done: every surviving sandbox is re-attached. */
   ready: Promise<void>;
   stop(): Promise<void>;
@@ -74,6 +81,18 @@ export function startControllers(deps: ControllerDeps): Controllers {
     ...(deps.now ? { now: deps.now } : {}),
   });
 
+  const orphans = new OrphanReaper({
+    engine: deps.engine,
+    resources,
+    logger: deps.logger,
+    ...(deps.now ? { now: deps.now } : {}),
+    ...(deps.orphanGraceMs !== undefined ? { graceMs: deps.orphanGraceMs } : {}),
+  });
+  const reap = (scope: { workspace?: string } = {}) =>
+    void orphans
+      .reap(scope)
+      .catch((err: unknown) => deps.logger.error({ err, scope }, 'orphan reaping failed'));
+
   const byRef =
     (kind: string, reconcile: (id: string) => Promise<void>) =>
     (ref: { workspace: string; name: string }) => {
@@ -91,6 +110,8 @@ export function startControllers(deps: ControllerDeps): Controllers {
       VOLUME_KIND,
       byRef(VOLUME_KIND, (id) => volumes.reconcile(id)),
     ),
+    // A deleted workspace's records are gone (cascade): remove its containers now (issue 19 item 8).
+    deps.changes.subscribe(WORKSPACE_KIND, (ref) => reap({ workspace: ref.name })),
   ];
 
   const resync = () => Promise.all([volumes.resync(), sandboxes.resync()]).then(() => undefined);
@@ -105,6 +126,10 @@ export function startControllers(deps: ControllerDeps): Controllers {
       .finally(() => (resyncing = false));
   }, deps.resyncMs ?? 3000);
   timer.unref();
+  // Orphans of a crash or of an older platform: after the first resync, then periodically.
+  void ready.then(() => reap()).catch(() => undefined);
+  const orphanTimer = setInterval(() => reap(), deps.orphanIntervalMs ?? 30_000);
+  orphanTimer.unref();
   standby.start();
 
   return {
@@ -113,9 +138,11 @@ export function startControllers(deps: ControllerDeps): Controllers {
     sandboxes,
     volumes,
     expiry,
+    orphans,
     ready,
     async stop() {
       clearInterval(timer);
+      clearInterval(orphanTimer);
       for (const u of unsubscribe) u();
       standby.stop();
       expiry.stop();

@@ -1,7 +1,7 @@
 /**
  * Settings of the local engine and the sandbox controllers. config.ts (the platform's one env
  * schema) fills them from TARMAC_STANDBY_AFTER, TARMAC_IMAGE_DIR, TARMAC_BRIDGE, TARMAC_SUBNET,
- * TARMAC_DOMAIN, TARMAC_SANDBOXD_BUNDLE and TARMAC_TINI; nothing here reads the environment.
+ * TARMAC_DOMAIN, TARMAC_SANDBOXD_BUNDLE, TARMAC_TINI and TARMAC_ORPHAN_GRACE_SECONDS; nothing here reads the environment.
  */
 
 export interface EngineConfig {
@@ -12,4 +12,6 @@ export interface EngineConfig {
   sandboxDomain: string;
   sandboxdBundle: string | undefined;
   tiniBinary: string;
+  /** Age before a container with no record is removed (TARMAC_ORPHAN_GRACE_SECONDS; orphan-reaper.ts). */
+  orphanGraceMs: number;
 }

@@ -5,6 +5,8 @@
 import { missingCapability, testEngine } from '@tarmac/engine/test-support';
 import type { Store } from '@tarmac/store';
 import { testDatabases } from '@tarmac/store/test-support';
+import { mkdirSync, renameSync, rmdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrap } from '../../identity/bootstrap.js';
@@ -120,6 +122,25 @@ for (const db of testDatabases(process.env)) {
         expect(failed.events.at(-1)?.message).toMatch(/stopped/);
         expect(ctl.live.get(ws, 'dies')).toBeUndefined();
       });
+
+      it('a status read that fails (not "does not exist") leaves a live sandbox DEPLOYED', async () => {
+        // Issue 19 item 7: EMFILE from the engine's lookups was taken for "container gone". An
+        // unreadable runc state.json (a directory in its place: EISDIR) fails the same way.
+        const row = await create('unknown');
+        const state = join(engine.runc.root, sandboxEngineId(row.id), 'state.json');
+        renameSync(state, `${state}.test-away`);
+        mkdirSync(state);
+        try {
+          await new Promise((r) => setTimeout(r, 2000)); // four resync passes at 500 ms
+          const r = await store.resources.getById(row.id);
+          expect(r?.status, JSON.stringify(r?.events)).toBe('DEPLOYED');
+          expect(ctl.live.get(ws, 'unknown')).toBeDefined();
+        } finally {
+          rmdirSync(state);
+          renameSync(`${state}.test-away`, state);
+        }
+        expect((await engine.inspect(sandboxEngineId(row.id))).status).not.toBe('STOPPED'); // alive (maybe frozen)
+      }, 30_000); // a 2 s wait on top of a deploy: more than the default 5 s on a loaded machine
 
       it('an unknown image fails the deployment with an event', async () => {
         const now = new Date().toISOString();

@@ -13,6 +13,7 @@
  * crash mid-way or a platform restart are all repaired by the next pass (`resync`).
  */
 import {
+  isTransientHostError,
   SandboxNotFoundError,
   type Engine,
   type HostFile,
@@ -154,6 +155,9 @@ export class SandboxController {
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       if (!existing) await this.o.engine.deleteSandbox(engineId).catch(() => undefined);
+      // The host is short of descriptors/processes right now (issue 19 item 7): the spec is fine,
+      // so stay DEPLOYING and let the next pass try again instead of failing the user's sandbox.
+      if (isTransientHostError(err)) throw err;
       await mutate<SandboxSpecView>(this.o.resources, row.id, (r) =>
         r.status === 'DEPLOYING'
           ? {
@@ -378,6 +382,11 @@ export class SandboxController {
     }
   }
 
+  /**
+   * The container's state, or undefined only when the engine says it does not exist. Any other
+   * failure (EngineUnavailableError on EMFILE and the like) propagates: the reconcile fails, the
+   * record is left as it is, and the next pass asks again (issue 19 item 7).
+   */
   private async inspect(engineId: string): Promise<SandboxInfo | undefined> {
     try {
       return await this.o.engine.inspect(engineId);

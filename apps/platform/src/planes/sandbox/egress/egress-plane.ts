@@ -3,7 +3,7 @@
 // Two steps because of an ordering knot: the sandbox plane needs the proxy URL and CA files
 // before its controllers start sandboxes (`prepare`), and the proxy needs the plane's bridge and
 // live-sandbox map (`start`). Only compose.ts calls these (they open files and a socket).
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import type { CommandRunner, HostFile } from '@tarmac/engine';
 import type { ResourceRow } from '@tarmac/store';
 import type { SandboxSpec } from '@tarmac/contract';
@@ -71,6 +71,8 @@ export interface EgressAttach {
   netnsOf: (engineId: string) => string;
   /** Controllers' first resync after start (SandboxPoliciesDeps.ready). */
   ready?: Promise<void>;
+  /** Applies the connection caps and timeouts (issue 19 item 7) before the proxy listens. */
+  bound?: (server: HttpServer) => void;
 }
 
 /**
@@ -178,6 +180,7 @@ export class EgressPlane {
       lookup: overrideLookup(this.s.resolve, dnsLookup as unknown as Lookup),
       ...(this.s.log ? { log: this.s.log } : {}),
     });
+    a.bound?.(this.proxy.server);
     const host = gatewayAddress(this.s.subnet);
     // The configured port, else the shared range; handed-out ports are extra listeners below.
     const primary = [...new Set([this.s.port, ...SHARED_PORTS])];

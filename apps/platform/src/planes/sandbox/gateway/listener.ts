@@ -6,6 +6,12 @@
  */
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import {
+  ConnectionGuard,
+  DEFAULT_HTTP_TIMEOUTS,
+  httpServerOptions,
+  type HttpTimeouts,
+} from '../../../framework/connection-guard.js';
 import type { PreviewGateway } from '../previews/preview-gateway.js';
 import type { SandboxGateway } from './sandbox-gateway.js';
 
@@ -15,29 +21,46 @@ export interface RawRoute {
   listener: RequestListener;
 }
 
+/** Connection caps and HTTP timeouts of the listener (issue 19 item 7; connection-guard.ts). */
+export interface ListenerBounds {
+  guard?: ConnectionGuard;
+  timeouts?: HttpTimeouts;
+  /** Told of every request and upgrade before it is dispatched (open-sessions.ts). */
+  onRequest?: (req: IncomingMessage, res: ServerResponse) => void;
+  onUpgrade?: (req: IncomingMessage, socket: Duplex) => void;
+}
+
 export function withSandboxGateway(
   gateway: () => SandboxGateway | undefined,
   raw: () => readonly RawRoute[] = () => [],
   previews: () => PreviewGateway | undefined = () => undefined,
+  bounds: ListenerBounds = {},
 ): typeof createServer {
   return ((options: object, app: RequestListener) => {
-    const server = createServer(options, (req: IncomingMessage, res: ServerResponse) => {
-      const rest = () => {
-        const g = gateway();
-        const target = g?.match(req);
-        if (g && target) return void g.handle(req, res, target);
-        const route = raw().find((r) => r.matches(req));
-        if (route) return void route.listener(req, res);
-        app(req, res);
-      };
-      // Preview hosts first: they are host-shaped only. A custom-domain-shaped host that no preview
-      // claims goes on to the rest (the platform's own host may look like `x.preview.y.z`).
-      const pg = previews();
-      const preview = pg?.match(req);
-      if (pg && preview) return void pg.handle(req, res, preview, rest);
-      rest();
-    });
+    const server = createServer(
+      { ...options, ...httpServerOptions() },
+      (req: IncomingMessage, res: ServerResponse) => {
+        bounds.onRequest?.(req, res);
+        const rest = () => {
+          const g = gateway();
+          const target = g?.match(req);
+          if (g && target) return void g.handle(req, res, target);
+          const route = raw().find((r) => r.matches(req));
+          if (route) return void route.listener(req, res);
+          app(req, res);
+        };
+        // Preview hosts first: they are host-shaped only. A custom-domain-shaped host that no preview
+        // claims goes on to the rest (the platform's own host may look like `x.preview.y.z`).
+        const pg = previews();
+        const preview = pg?.match(req);
+        if (pg && preview) return void pg.handle(req, res, preview, rest);
+        rest();
+      },
+    );
+    ConnectionGuard.applyTimeouts(server, bounds.timeouts ?? DEFAULT_HTTP_TIMEOUTS);
+    bounds.guard?.guard(server);
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      bounds.onUpgrade?.(req, socket);
       const rest = () => {
         const g = gateway();
         const target = g?.match(req);

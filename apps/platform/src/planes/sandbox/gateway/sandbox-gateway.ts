@@ -48,6 +48,8 @@ export interface SandboxGatewayDeps {
     path: string,
   ) => Promise<boolean>;
   now?: () => number;
+  /** The access cache, shared with open-sessions.ts and fed revocations (issue 19 item 10). */
+  access?: AccessCache;
 }
 
 class GatewayError extends Error {
@@ -66,7 +68,7 @@ export class SandboxGateway {
 
   constructor(private readonly d: SandboxGatewayDeps) {
     this.domain = d.domain ?? 'localhost';
-    this.access = new AccessCache(d.authenticator, d.workspaces, d.now ?? Date.now);
+    this.access = d.access ?? new AccessCache(d.authenticator, d.workspaces, d.now ?? Date.now);
   }
 
   /** The request's sandbox target, or undefined when it is not sandbox traffic. */

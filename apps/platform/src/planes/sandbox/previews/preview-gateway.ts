@@ -150,6 +150,21 @@ export class PreviewGateway {
     }
   }
 
+  /**
+   * Whether the request's preview still lets it through: it has not ended and (private) its token
+   * still opens it; undefined when no preview claims the host (now). Open preview sessions are
+   * re-checked with this and closed when it turns false (issue 19 item 10; open-sessions.ts).
+   */
+  async stillAdmits(req: IncomingMessage): Promise<boolean | undefined> {
+    const address = this.match(req);
+    const route = address && (await this.routes.lookup(address));
+    if (!route) return undefined;
+    if (route.endsAtMs !== undefined && route.endsAtMs <= this.now()) return false;
+    if (route.public) return true;
+    const { found } = presentedToken(req);
+    return found !== undefined && (await this.tokens.opens(route, found.token));
+  }
+
   close(): void {
     this.routes.close();
     this.tokens.close();

@@ -1,0 +1,82 @@
+// Issue 19 item 10: the sandbox plane's access cache forgets everything on a revocation notice,
+// never keeps an entry past the credential's expiry, and otherwise keeps it at most 1 s.
+import type { Authenticator, Principal, WorkspaceResolver } from '@tarmac/server-kit';
+import { describe, expect, it } from 'vitest';
+import { ChangeFeed } from '../../../framework/change-feed.js';
+import { revocationPublisher } from '../../../framework/revocations.js';
+import { AccessCache } from './access-cache.js';
+
+function setup(expiresAtMs?: number) {
+  let clock = 1_000_000;
+  const valid = new Set(['key-a']);
+  let lookups = 0;
+  const authenticator: Authenticator = {
+    async authenticate(token) {
+      lookups++;
+      if (!valid.has(token) || (expiresAtMs !== undefined && clock >= expiresAtMs)) return undefined;
+      const p: Principal = { id: 'u1', kind: 'user', accountId: 'a1', via: 'api_key' };
+      return expiresAtMs !== undefined ? { ...p, expiresAtMs } : p;
+    },
+  };
+  const workspaces: WorkspaceResolver = {
+    async resolve(_p, name) {
+      if (name !== 'ws') throw new Error('not a member');
+      return { name: 'ws', accountId: 'a1', role: 'admin' };
+    },
+  };
+  const feed = new ChangeFeed();
+  const cache = new AccessCache(authenticator, workspaces, () => clock, 1000, 100, feed);
+  return {
+    cache,
+    feed,
+    valid,
+    lookups: () => lookups,
+    advance: (ms: number) => (clock += ms),
+  };
+}
+
+describe('AccessCache', () => {
+  it('caches a decision for at most the TTL (1 s)', async () => {
+    const t = setup();
+    expect(await t.cache.allowed('key-a', 'ws')).toBe(true);
+    t.valid.delete('key-a'); // revoked in another process: no notice here
+    t.advance(999);
+    expect(await t.cache.allowed('key-a', 'ws')).toBe(true);
+    t.advance(1);
+    expect(await t.cache.allowed('key-a', 'ws')).toBe(false);
+  });
+
+  it('a revocation notice takes effect on the next lookup and tells listeners', async () => {
+    const t = setup();
+    const heard: string[] = [];
+    t.cache.onRevoke((r) => heard.push(r.principalId));
+    expect(await t.cache.allowed('key-a', 'ws')).toBe(true);
+    expect(await t.cache.authenticated('key-a')).toBeDefined();
+    t.valid.delete('key-a');
+    revocationPublisher(t.feed)({ principalId: 'u1' });
+    expect(await t.cache.allowed('key-a', 'ws')).toBe(false);
+    expect(await t.cache.authenticated('key-a')).toBeUndefined();
+    expect(heard).toEqual(['u1']);
+  });
+
+  it('never keeps an entry past the credential expiry', async () => {
+    const t = setup(1_000_000 + 300);
+    expect(await t.cache.allowed('key-a', 'ws')).toBe(true);
+    t.advance(299);
+    expect(await t.cache.allowed('key-a', 'ws')).toBe(true);
+    t.advance(1);
+    expect(await t.cache.allowed('key-a', 'ws')).toBe(false);
+    expect(await t.cache.authenticated('key-a')).toBeUndefined();
+  });
+
+  it('a lookup that started before a revocation is not cached after it', async () => {
+    const t = setup();
+    const pending = t.cache.authenticated('key-a'); // reads "valid" now...
+    revocationPublisher(t.feed)({ principalId: 'u1' }); // ...revoked before it resolves
+    t.valid.delete('key-a');
+    await pending;
+    const before = t.lookups();
+    expect(await t.cache.authenticated('key-a')).toBeUndefined();
+    expect(t.lookups()).toBe(before + 1);
+  });
+});
