@@ -9,6 +9,7 @@ import { ImageNotFoundError, InvalidImageError } from '../errors.js';
 import type { CommandRunner } from '../runner.js';
 import { buildBaseImage, type BaseImageOptions } from './base-image.js';
 import { importArchive } from './import.js';
+import { DEFAULT_IMPORT_LIMITS, type ImportLimits } from './import-limits.js';
 import { BASE_IMAGE, normalizeRef, refDirName, resolveRef } from './refs.js';
 
 export interface ImageManifest {
@@ -38,6 +39,7 @@ export class ImageStore {
     private readonly runner: CommandRunner,
     private readonly clock: Clock,
     private readonly baseOptions: BaseImageOptions = {},
+    private readonly importLimits: ImportLimits = DEFAULT_IMPORT_LIMITS,
   ) {}
 
   /** Makes the image available, building the base image on first use; unknown refs throw. */
@@ -67,7 +69,7 @@ export class ImageStore {
     const canonical = normalizeRef(ref);
     const tmp = this.tempDir();
     try {
-      const { layers, env, workingDir } = await importArchive(tarPath, tmp, this.runner);
+      const { layers, env, workingDir } = await importArchive(tarPath, tmp, this.runner, this.importLimits);
       this.commit(tmp, {
         ref: canonical,
         layers,
