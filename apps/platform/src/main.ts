@@ -72,7 +72,7 @@ async function main(): Promise<void> {
     now: new Date(),
   });
   engineConfig.network.allowedHostPorts = egress.ports;
-  const sandboxPlane = startSandboxPlane({
+  const sandboxPlane = await startSandboxPlane({
     sandboxDefaults: egress.sandboxDefaults,
     gatewayIntercept: egress.intercept,
     home: config.home,
@@ -107,7 +107,7 @@ async function main(): Promise<void> {
   let boundPort: number | undefined = undefined;
   const app = buildApp({
     changeFeed,
-    validateImage: (ref) => sandboxPlane.validateImage(ref),
+    validateImage: (ref, workspace) => sandboxPlane.validateImage(ref, workspace),
     store,
     logger,
     signingKey,

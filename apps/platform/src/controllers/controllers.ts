@@ -30,6 +30,8 @@ export interface ControllerDeps {
   keepAliveCount?: (ip: string) => Promise<number>;
   /** Egress env vars and CA files every sandbox gets (SandboxControllerOptions.sandboxDefaults). */
   sandboxDefaults?: SandboxControllerOptions['sandboxDefaults'];
+  /** Workspace image resolution (SandboxControllerOptions.resolveImage). */
+  resolveImage?: SandboxControllerOptions['resolveImage'];
 }
 
 export interface Controllers {
@@ -61,6 +63,7 @@ export function startControllers(deps: ControllerDeps): Controllers {
     ...(deps.now ? { now: deps.now } : {}),
     ...(deps.revealEnvs ? { revealEnvs: deps.revealEnvs } : {}),
     ...(deps.sandboxDefaults ? { sandboxDefaults: deps.sandboxDefaults } : {}),
+    ...(deps.resolveImage ? { resolveImage: deps.resolveImage } : {}),
     onRecord: (row) => expiry.track(row),
   });
   const volumes = new VolumeController({ engine: deps.engine, resources, logger: deps.logger });

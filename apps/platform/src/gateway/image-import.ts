@@ -13,7 +13,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { randomBytes } from 'node:crypto';
 import { getRequestListener } from '@hono/node-server';
 import { imageImportQuerySchema, imageImportRoutes, type ImageImportResult } from '@tarmac/contract';
-import { InvalidImageError, type Engine } from '@tarmac/engine';
+import { DEFAULT_IMPORT_LIMITS, InvalidImageError, type Engine } from '@tarmac/engine';
 import {
   ApiError,
   createManagementApp,
@@ -25,11 +25,16 @@ import {
 } from '@tarmac/server-kit';
 import type { IncomingMessage, RequestListener } from 'node:http';
 import type { Logger } from 'pino';
+import { workspaceRef, type WorkspaceImages } from '../modules/images/workspace-images.js';
 
 const ACCEPTED = ['application/x-tar', 'application/octet-stream', 'application/gzip', 'application/x-gzip'];
 
 export interface ImageImportDeps {
   engine: Pick<Engine, 'importImage'>;
+  /** Where the workspace's ref is stored in the engine (images are per workspace, issue 19 item 2). */
+  images: Pick<WorkspaceImages, 'importTarget'>;
+  /** Larger uploads are a 413 while streaming, before the disk fills (default: the engine's limit). */
+  maxArchiveBytes?: number;
   authenticator: Authenticator;
   workspaces: WorkspaceResolver;
   logger: Logger;
@@ -39,12 +44,14 @@ export interface ImageImportDeps {
 
 export function imageImportApp(d: ImageImportDeps) {
   const route = imageImportRoutes.importImage;
-  const app = createManagementApp({ logger: d.logger, maxBodyBytes: Number.MAX_SAFE_INTEGER });
+  const maxBodyBytes = d.maxArchiveBytes ?? DEFAULT_IMPORT_LIMITS.maxArchiveBytes;
+  const app = createManagementApp({ logger: d.logger, maxBodyBytes });
   app.post(route.path, async (c) => {
     c.set('routePath', route.path);
     const principal = await requirePrincipal(c, d.authenticator);
-    await requireWorkspace(c, principal, d.workspaces, route.role);
+    const access = await requireWorkspace(c, principal, d.workspaces, route.role);
     const { ref } = parseOrThrow(imageImportQuerySchema, c.req.query(), 'query');
+    const target = await d.images.importTarget(access.name, ref);
     const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     if (!ACCEPTED.includes(type)) {
       throw new ApiError('unsupported_media_type', `Content-Type must be application/x-tar, got "${type}"`);
@@ -55,7 +62,7 @@ export function imageImportApp(d: ImageImportDeps) {
     const spool = join(d.spoolDir, `import-${randomBytes(8).toString('hex')}.tar`);
     try {
       await pipeline(Readable.fromWeb(body as WebReadableStream<Uint8Array>), createWriteStream(spool));
-      const info = await d.engine.importImage(spool, ref).catch((err: unknown) => {
+      const info = await d.engine.importImage(spool, target).catch((err: unknown) => {
         if (err instanceof InvalidImageError) {
           throw new ApiError('validation_error', `body: ${err.message}`, {
             details: [{ field: 'body', message: err.message }],
@@ -63,7 +70,11 @@ export function imageImportApp(d: ImageImportDeps) {
         }
         throw err;
       });
-      const result: ImageImportResult = { ref: info.ref, layers: info.layers, createdAt: info.createdAt };
+      const result: ImageImportResult = {
+        ref: workspaceRef(info.ref),
+        layers: info.layers,
+        createdAt: info.createdAt,
+      };
       return c.json(result);
     } finally {
       await rm(spool, { force: true });

@@ -13,6 +13,8 @@ import type { EngineConfig } from '../controllers/engine-config.js';
 import type { SandboxRow } from '../controllers/sandbox-record.js';
 import { BearerAuthenticator, MembershipWorkspaceResolver } from '../modules/identity/authenticator.js';
 import type { JwtService } from '../modules/identity/jwt.js';
+import { namespaceLegacyImages } from '../modules/images/legacy-images.js';
+import { WorkspaceImages } from '../modules/images/workspace-images.js';
 import { sandboxSecretContext, viewSandboxSpec } from '../modules/sandboxes/sandbox-secrets.js';
 import { SecretBox } from '../resources/secrets.js';
 import type { ChangeFeed } from '../shared/change-feed.js';
@@ -47,18 +49,22 @@ export interface SandboxPlane {
   previews: PreviewGateway;
   /** Raw-body management routes served at the listener (POST /v0/images/import). */
   rawRoutes: RawRoute[];
-  /** For the sandboxes module: false for an image the engine does not have (400 INVALID_IMAGE). */
-  validateImage(ref: string): Promise<boolean>;
+  /** For the sandboxes module: false for an image the workspace cannot run (400 INVALID_IMAGE). */
+  validateImage(ref: string, workspace: string): Promise<boolean>;
   stop(): Promise<void>;
 }
 
-export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
+export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPlane> {
   const engine = new LocalEngine({
     home: d.home,
     ...(d.config.imageDir ? { imageDir: d.config.imageDir } : {}),
     network: d.config.network,
     runtime: { nodeBinary: d.nodeBinary, tiniBinary: d.config.tiniBinary, sandboxdBundle: d.sandboxdBundle },
   });
+  // Images are per workspace (issue 19 item 2). Before the controllers start, images of an older
+  // layout move into their workspace's namespace; a store shared by several homes is not ours to sort.
+  const images = new WorkspaceImages(d.store);
+  if (!d.config.imageDir) await namespaceLegacyImages(engine.images, d.store, d.logger);
   const box = new SecretBox(d.secretsKey);
   const controllers = startControllers({
     engine,
@@ -66,6 +72,7 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     changes: d.changes,
     logger: d.logger,
     standbyAfterMs: d.config.standbyAfterMs,
+    resolveImage: (workspace, ref) => images.resolve(workspace, ref),
     ...(d.sandboxDefaults ? { sandboxDefaults: d.sandboxDefaults } : {}),
     revealEnvs: (row: SandboxRow) =>
       viewSandboxSpec(box, row.spec as SandboxSpec, sandboxSecretContext(row.workspace, row.name), 'reveal')
@@ -96,6 +103,7 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
   });
   const imageImport = imageImportApp({
     engine,
+    images,
     authenticator,
     workspaces,
     logger: d.logger,
@@ -107,9 +115,11 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     gateway,
     previews,
     rawRoutes: [imageImport],
-    async validateImage(ref) {
+    async validateImage(ref, workspace) {
+      const engineRef = await images.resolve(workspace, ref);
+      if (engineRef === undefined) return false;
       try {
-        await engine.ensureImage(ref); // builds tarmac/base on first use; unknown refs throw
+        await engine.ensureImage(engineRef); // builds tarmac/base on first use; unknown refs throw
         return true;
       } catch (err) {
         if (err instanceof ImageNotFoundError) return false;

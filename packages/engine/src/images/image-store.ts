@@ -93,6 +93,37 @@ export class ImageStore {
     );
   }
 
+  /** Refs of the stored images (from the directory names; nothing is read or measured). */
+  refs(): string[] {
+    if (!existsSync(this.dir)) return [];
+    return readdirSync(this.dir)
+      .filter((d) => !d.startsWith('.'))
+      .map((d) => decodeURIComponent(d));
+  }
+
+  /**
+   * Files image `from` under `to` as well (a hard-linked copy: lowers are never written) or instead
+   * (`move`: a rename). The platform uses it to move images stored before workspace namespaces into
+   * their workspace's namespace (apps/platform modules/images/legacy-images.ts). An existing `to`
+   * is left alone.
+   */
+  async adopt(from: string, to: string, mode: 'move' | 'copy'): Promise<void> {
+    const src = join(this.dir, refDirName(normalizeRef(from)));
+    const dest = join(this.dir, refDirName(normalizeRef(to)));
+    if (existsSync(dest)) return;
+    const manifest = this.manifest(normalizeRef(from));
+    const tmp = join(this.dir, `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    if (mode === 'copy') await this.runner.run('cp', ['-al', '--', src, tmp]);
+    else renameSync(src, tmp);
+    // Replaces the (possibly shared) link of image.json, never writes through it.
+    writeFileSync(
+      join(tmp, '.image.json.new'),
+      JSON.stringify({ ...manifest, ref: normalizeRef(to) }, null, 2),
+    );
+    renameSync(join(tmp, '.image.json.new'), join(tmp, 'image.json'));
+    renameSync(tmp, dest);
+  }
+
   remove(ref: string): void {
     rmSync(join(this.dir, refDirName(normalizeRef(ref))), { recursive: true, force: true });
   }
