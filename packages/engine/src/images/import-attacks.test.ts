@@ -131,6 +131,24 @@ describe.skipIf(why !== null)(`hostile image archives${why ? ` (skipped: ${why})
     );
   });
 
+  it('names and link targets given in pax headers are held to the same rules', async () => {
+    const dd = { name: 'innocent', pax: { path: `../../../../../..${canary}/pax` }, data: 'x' };
+    await refused(dockerSaveOf([[dd]]), /leaves the image/);
+    const hl = { name: 'hl', type: 'hardlink' as const, linkname: 'ok', pax: { linkpath: victim } };
+    await refused(dockerSaveOf([[hl]]), /leaves the image/);
+    // The outer archive too: a pax path cannot smuggle a member out of the extraction dir.
+    await refused(
+      dockerSaveOf([], [{ name: 'fine', pax: { path: `../../../..${canary}/o` }, data: 'x' }]),
+      /leaves the image/,
+    );
+    expect(existsSync(join(canary, 'pax'))).toBe(false);
+  });
+
+  it("overlayfs's trusted.* xattrs are refused", async () => {
+    const opaque = { name: 'd', type: 'dir' as const, pax: { 'SCHILY.xattr.trusted.overlay.opaque': 'y' } };
+    await refused(dockerSaveOf([[opaque]]), /xattr "trusted.overlay.opaque"/);
+  });
+
   it('hard links out of the image root are refused', async () => {
     await refused(
       dockerSaveOf([[{ name: 'hl', type: 'hardlink', linkname: `../../../../..${victim}` }]]),

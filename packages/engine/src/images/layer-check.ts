@@ -123,6 +123,14 @@ export async function vetLayer(path: string, limits: ImportLimits, state: LayerS
             `${JSON.stringify(via.slice(0, 200))} of an earlier member`,
         );
       }
+      // trusted.* is overlayfs's own namespace (opaque dirs, redirects, metacopy): an image must
+      // not steer the overlay its layers become a lower of.
+      const xattr = entry.xattrs.find((x) => x.startsWith('trusted.'));
+      if (xattr !== undefined) {
+        throw new InvalidImageError(
+          `bad image archive: member ${JSON.stringify(name.slice(0, 200))} sets the xattr ${JSON.stringify(xattr.slice(0, 100))}`,
+        );
+      }
       track(state, name, entry.type);
       if (
         (entry.type === 'char' || entry.type === 'block') &&

@@ -17,6 +17,8 @@ export interface TarEntry {
   linkname: string;
   devmajor: number;
   devminor: number;
+  /** Extended attribute names the member carries (pax SCHILY.xattr.* / LIBARCHIVE.xattr.*). */
+  xattrs: string[];
 }
 
 const TYPES: Record<string, TarEntryType> = {
@@ -209,6 +211,9 @@ export async function walkTar(
       linkname: pax.get('linkpath') ?? longLink ?? cstring(h, 157, 100),
       devmajor: type === 'char' || type === 'block' ? numeric(h, 329, 8) : 0,
       devminor: type === 'char' || type === 'block' ? numeric(h, 337, 8) : 0,
+      xattrs: [...pax.keys()]
+        .filter((k) => k.startsWith('SCHILY.xattr.') || k.startsWith('LIBARCHIVE.xattr.'))
+        .map((k) => k.slice(k.indexOf('xattr.') + 'xattr.'.length)),
     };
     longName = longLink = undefined;
     pax = new Map();

@@ -12,15 +12,29 @@ export interface TarMember {
   dev?: [number, number];
   /** Size written in the header (default: the data's length); the data written stays `data`. */
   claimedSize?: number;
+  /** pax extended header records written before the member (path, linkpath, SCHILY.xattr.*...). */
+  pax?: Record<string, string>;
 }
 
-const FLAGS = { file: '0', hardlink: '1', symlink: '2', char: '3', block: '4', dir: '5' } as const;
+const FLAGS = { file: '0', hardlink: '1', symlink: '2', char: '3', block: '4', dir: '5', pax: 'x' } as const;
+
+function paxData(records: Record<string, string>): Buffer {
+  return Buffer.concat(
+    Object.entries(records).map(([k, v]) => {
+      const body = ` ${k}=${v}\n`;
+      let len = Buffer.byteLength(body) + 1;
+      while (String(len).length + Buffer.byteLength(body) !== len)
+        len = String(len).length + Buffer.byteLength(body);
+      return Buffer.from(`${len}${body}`);
+    }),
+  );
+}
 
 function octal(n: number, width: number): string {
   return `${n.toString(8).padStart(width - 1, '0')}\0`;
 }
 
-function header(m: TarMember, size: number): Buffer {
+function header(m: Omit<TarMember, 'type'> & { type?: keyof typeof FLAGS }, size: number): Buffer {
   const h = Buffer.alloc(512);
   const type = m.type ?? 'file';
   h.write(m.name, 0, 100, 'utf8');
@@ -43,7 +57,12 @@ function header(m: TarMember, size: number): Buffer {
 
 export function tarOf(members: TarMember[], gzip = false): Buffer {
   const parts: Buffer[] = [];
+  const pad = (n: number) => Buffer.alloc((512 - (n % 512)) % 512);
   for (const m of members) {
+    if (m.pax) {
+      const records = paxData(m.pax);
+      parts.push(header({ name: 'PaxHeader', type: 'pax' }, records.length), records, pad(records.length));
+    }
     const data = Buffer.from(m.data ?? '');
     parts.push(
       header(m, m.claimedSize ?? data.length),
