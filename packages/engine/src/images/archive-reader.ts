@@ -15,6 +15,7 @@ import {
 } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { InvalidImageError } from '../errors.js';
 import type { ImportLimits } from './import-limits.js';
@@ -49,7 +50,7 @@ export function tarStream(path: string): AsyncIterable<Buffer> {
   const kind = compressionOf(path);
   if (kind === 'zstd') throw new InvalidImageError('bad image archive: zstd-compressed tar is not supported');
   const raw = createReadStream('', { fd: openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW) });
-  return kind === 'gzip' ? raw.pipe(createGunzip()) : raw;
+  return kind === 'gzip' ? pipeline(raw, createGunzip(), () => undefined) : raw;
 }
 
 /** Extracts the archive's plain files and directories into `dest` (a new dir); anything else is refused. */

@@ -212,6 +212,18 @@ describe.skipIf(why !== null)(`hostile image archives${why ? ` (skipped: ${why})
     await refused(dockerSaveOf([many]), /more than 40 members/, { maxEntries: 40 });
   });
 
+  it('a refused archive leaves no file descriptor open', async () => {
+    const open = () => readdirSync('/proc/self/fd').length;
+    const archive = dockerSaveOf([[link('esc', canary)], [{ name: 'esc/new', data: 'x'.repeat(100_000) }]]);
+    await refused(archive, /symlink/); // warm-up: lazily opened descriptors of the runtime
+    const before = open();
+    for (let i = 0; i < 5; i++) {
+      await refused(archive, /symlink/);
+      await refused(dockerSaveOf([], [link('manifest.json', victim)]), /symlink/);
+    }
+    expect(open()).toBeLessThanOrEqual(before);
+  });
+
   it('a well-formed image with symlinks and whiteouts still imports, its links kept inside', async () => {
     const path = join(work, 'ok.tar');
     writeFileSync(

@@ -154,7 +154,16 @@ export async function walkTar(
     data: (sink: (piece: Buffer) => void | Promise<void>) => Promise<void>,
   ) => Promise<void> | void,
 ): Promise<void> {
-  const reader = new ByteReader(source[Symbol.asyncIterator]());
+  const iterator = source[Symbol.asyncIterator]();
+  try {
+    await walk(new ByteReader(iterator), visit);
+  } finally {
+    // Ends the source (a file stream: its descriptor closes) also when a member was refused.
+    await iterator.return?.();
+  }
+}
+
+async function walk(reader: ByteReader, visit: Parameters<typeof walkTar>[1]): Promise<void> {
   let longName: string | undefined;
   let longLink: string | undefined;
   let pax = new Map<string, string>();
