@@ -1,12 +1,16 @@
 // Issue 19 item 2 on a real store: what `spec.runtime.image` names in a workspace (built-in, an
 // image record of the workspace — its own or shared into it —, its own import, nothing else), and
 // the start-up move of images stored before namespaces into their workspaces.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalEngine } from '@tarmac/engine';
 import type { NewResource, Store } from '@tarmac/store';
 import { testDatabases } from '@tarmac/store/test-support';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bootstrap } from '../../bootstrap.js';
-import { namespaceLegacyImages, type LegacyImageStore } from './legacy-images.js';
+import { namespaceLegacyImages } from './legacy-images.js';
 import { WorkspaceImages, namespacedRef, workspaceRef } from './workspace-images.js';
 
 const [sqlite] = testDatabases({});
@@ -99,24 +103,54 @@ describe('workspace images', () => {
   });
 
   it('images of the flat layout move to the workspaces whose sandboxes use them, else to default', async () => {
-    const moves: string[] = [];
-    const legacy: LegacyImageStore = {
-      refs: () => ['tarmac/base:latest', 'acme/tool:1', 'acme/unused:2', `ws-${ids['team-a']}/acme/x:1`],
-      adopt: (from, to, mode) => {
-        moves.push(`${mode} ${from} -> ${to}`);
-        return Promise.resolve();
-      },
-    };
-    await store.resources.create(row('team-a', 'sandbox', 's1', { runtime: { image: 'acme/tool:1' } }));
-    await store.resources.create(
-      row('team-b', 'sandbox', 's2', { runtime: { image: 'docker.io/acme/tool:1' } }),
-    );
-    await store.resources.create(row('team-b', 'sandbox', 's3', { runtime: { image: 'other:1' } }));
-    await namespaceLegacyImages(legacy, store, pino({ level: 'silent' }));
-    expect(moves).toEqual([
-      `copy acme/tool:1 -> ${namespacedRef(ids['team-a']!, 'acme/tool:1')}`,
-      `move acme/tool:1 -> ${namespacedRef(ids['team-b']!, 'acme/tool:1')}`,
-      `move acme/unused:2 -> ${namespacedRef(ids.default!, 'acme/unused:2')}`,
-    ]);
+    // The real engine image store on a temp dir, holding images the way older platforms stored them.
+    const home = mkdtempSync(join(tmpdir(), 'tarmac-legacy-'));
+    try {
+      const engine = new LocalEngine({
+        home,
+        runtime: { nodeBinary: process.execPath, tiniBinary: '/nonexistent', sandboxdBundle: '/nonexistent' },
+      });
+      for (const ref of ['tarmac/base:latest', 'acme/tool:1', 'acme/unused:2']) {
+        const dir = join(home, 'images', encodeURIComponent(ref));
+        mkdirSync(join(dir, 'layers/000'), { recursive: true });
+        writeFileSync(join(dir, 'layers/000/who'), ref);
+        const manifest = {
+          ref,
+          layers: ['layers/000'],
+          env: [],
+          workingDir: '/',
+          createdAt: 'x',
+          sizeBytes: 1,
+        };
+        writeFileSync(join(dir, 'image.json'), JSON.stringify(manifest));
+      }
+      await store.resources.create(row('team-a', 'sandbox', 's1', { runtime: { image: 'acme/tool:1' } }));
+      await store.resources.create(
+        row('team-b', 'sandbox', 's2', { runtime: { image: 'docker.io/acme/tool:1' } }),
+      );
+      await store.resources.create(row('team-b', 'sandbox', 's3', { runtime: { image: 'other:1' } }));
+      await namespaceLegacyImages(engine.images, store, pino({ level: 'silent' }));
+      const tool = (ws: string) => namespacedRef(ids[ws]!, 'acme/tool:1');
+      expect(engine.images.refs().sort()).toEqual(
+        [
+          tool('team-a'),
+          tool('team-b'),
+          namespacedRef(ids.default!, 'acme/unused:2'),
+          'tarmac/base:latest',
+        ].sort(),
+      );
+      // Each workspace reaches its copy by the ref it always used; the manifest names the new ref.
+      const images = new WorkspaceImages(store);
+      for (const ws of ['team-a', 'team-b']) {
+        const resolved = engine.images.resolve((await images.resolve(ws, 'acme/tool:1'))!);
+        expect(resolved.ref).toBe(tool(ws));
+        expect(readFileSync(join(resolved.layerDirs[0]!, 'who'), 'utf8')).toBe('acme/tool:1');
+      }
+      // A second start finds nothing left to move.
+      await namespaceLegacyImages(engine.images, store, pino({ level: 'silent' }));
+      expect(engine.images.refs()).toHaveLength(4);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });
