@@ -69,11 +69,11 @@ describe.skipIf(missing !== null)(`image import boundary${missing ? ` (skipped: 
   /** [workspace, name] of every sandbox this file creates (deleted in afterAll). */
   const sandboxes: [string, string][] = [];
 
-  const importInto = (workspace: string, ref: string, archive: string) =>
+  const importInto = (workspace: string, ref: string, archive: string | Buffer) =>
     p!.api(`/v0/images/import?workspace=${workspace}&ref=${encodeURIComponent(ref)}`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-tar' },
-      body: readFileSync(archive),
+      body: typeof archive === 'string' ? readFileSync(archive) : archive,
     });
 
   async function createIn(workspace: string, name: string, image: string): Promise<Response> {
@@ -111,7 +111,8 @@ describe.skipIf(missing !== null)(`image import boundary${missing ? ` (skipped: 
   beforeAll(async () => {
     mkdirSync(canary);
     writeFileSync(victim, SECRET);
-    p = await startSandboxPlatform();
+    // A 2 MB archive cap (TARMAC_IMAGE_MAX_ARCHIVE_MB) so the size test need not send gigabytes.
+    p = await startSandboxPlatform({ env: { TARMAC_IMAGE_MAX_ARCHIVE_MB: '2' } });
     const created = await p.api('/v0/workspaces', { method: 'POST', body: JSON.stringify({ name: OTHER }) });
     expect(created.status, await created.clone().text()).toBe(200);
   }, 15 * 60_000);
@@ -180,6 +181,33 @@ describe.skipIf(missing !== null)(`image import boundary${missing ? ` (skipped: 
     expect(text).not.toContain('canary-secret');
     expect(text).not.toContain('root:x');
     expectCanaryUntouched();
+  });
+
+  it('an archive over the size cap is a 413 while it streams, with or without a length, and nothing stays spooled', async () => {
+    const big = Buffer.alloc(3 * 1024 * 1024, 7);
+    const withLength = await importInto(p!.credentials.workspace, `e2e/big-${tag}:1`, big);
+    expect(withLength.status).toBe(413);
+    // Chunked: no Content-Length to check first, so the stream itself is counted (not buffered).
+    const chunks = Array.from({ length: 48 }, () => big.subarray(0, 64 * 1024));
+    const chunked = await p!.api(
+      `/v0/images/import?workspace=${p!.credentials.workspace}&ref=${encodeURIComponent(`e2e/big-${tag}:2`)}`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-tar' },
+        body: new ReadableStream({
+          pull(controller) {
+            const next = chunks.shift();
+            if (next) controller.enqueue(next);
+            else controller.close();
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit,
+    );
+    const body = await chunked.text();
+    expect(chunked.status, body).toBe(413);
+    expect(body).toContain('larger than 2097152 bytes');
+    expect(readdirSync(join(p!.home, 'images-spool'))).toEqual([]);
   });
 
   it('two workspaces importing the same ref get two images; a sandbox in each sees its own', async () => {

@@ -7,7 +7,7 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { randomBytes } from 'node:crypto';
@@ -44,8 +44,9 @@ export interface ImageImportDeps {
 
 export function imageImportApp(d: ImageImportDeps) {
   const route = imageImportRoutes.importImage;
-  const maxBodyBytes = d.maxArchiveBytes ?? DEFAULT_IMPORT_LIMITS.maxArchiveBytes;
-  const app = createManagementApp({ logger: d.logger, maxBodyBytes });
+  const max = d.maxArchiveBytes ?? DEFAULT_IMPORT_LIMITS.maxArchiveBytes;
+  // The body is bounded here while it streams to disk (never buffered): see `capped`.
+  const app = createManagementApp({ logger: d.logger, maxBodyBytes: null });
   app.post(route.path, async (c) => {
     c.set('routePath', route.path);
     const principal = await requirePrincipal(c, d.authenticator);
@@ -58,10 +59,15 @@ export function imageImportApp(d: ImageImportDeps) {
     }
     const body = c.req.raw.body;
     if (!body) throw new ApiError('validation_error', 'body: the image archive is missing');
+    if (Number(c.req.header('content-length') ?? 0) > max) throw tooLarge(max);
     await mkdir(d.spoolDir, { recursive: true });
     const spool = join(d.spoolDir, `import-${randomBytes(8).toString('hex')}.tar`);
     try {
-      await pipeline(Readable.fromWeb(body as WebReadableStream<Uint8Array>), createWriteStream(spool));
+      await pipeline(
+        Readable.fromWeb(body as WebReadableStream<Uint8Array>),
+        capped(max),
+        createWriteStream(spool),
+      );
       const info = await d.engine.importImage(spool, target).catch((err: unknown) => {
         if (err instanceof InvalidImageError) {
           throw new ApiError('validation_error', `body: ${err.message}`, {
@@ -85,4 +91,19 @@ export function imageImportApp(d: ImageImportDeps) {
     matches: (req: IncomingMessage) => req.method === 'POST' && (req.url ?? '').split('?')[0] === route.path,
     listener: listener as RequestListener,
   };
+}
+
+function tooLarge(max: number): ApiError {
+  return new ApiError('payload_too_large', `body: the image archive is larger than ${max} bytes`);
+}
+
+/** Passes bytes through until more than `max` went by, then fails the stream (a chunked body has no length to check first). */
+function capped(max: number): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      seen += chunk.length;
+      done(seen > max ? tooLarge(max) : null, chunk);
+    },
+  });
 }

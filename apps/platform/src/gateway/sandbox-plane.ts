@@ -59,6 +59,9 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
     home: d.home,
     ...(d.config.imageDir ? { imageDir: d.config.imageDir } : {}),
     network: d.config.network,
+    ...(d.config.maxImageArchiveBytes
+      ? { importLimits: { maxArchiveBytes: d.config.maxImageArchiveBytes } }
+      : {}),
     runtime: { nodeBinary: d.nodeBinary, tiniBinary: d.config.tiniBinary, sandboxdBundle: d.sandboxdBundle },
   });
   // Images are per workspace (issue 19 item 2). Before the controllers start, images of an older
@@ -104,6 +107,7 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
   const imageImport = imageImportApp({
     engine,
     images,
+    ...(d.config.maxImageArchiveBytes ? { maxArchiveBytes: d.config.maxImageArchiveBytes } : {}),
     authenticator,
     workspaces,
     logger: d.logger,
