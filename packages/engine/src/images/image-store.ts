@@ -1,7 +1,16 @@
 // The image store under <home>/images: one directory per canonical reference, holding
 // image.json and its layers as plain directories (overlayfs lowers). Images are built or imported
 // into a temp dir and renamed into place, so a reader never sees half an image.
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { ImageInfo } from '../engine.js';
@@ -33,6 +42,7 @@ export interface ResolvedImage {
 
 export class ImageStore {
   private readonly building = new Map<string, Promise<void>>();
+  private dirReady = false;
 
   constructor(
     private readonly dir: string,
@@ -44,6 +54,7 @@ export class ImageStore {
 
   /** Makes the image available, building the base image on first use; unknown refs throw. */
   async ensure(ref: string): Promise<ImageInfo> {
+    this.ensureDir();
     const canonical = this.canonical(ref);
     if (!this.has(canonical)) {
       if (canonical !== BASE_IMAGE) throw new ImageNotFoundError(ref);
@@ -214,7 +225,7 @@ export class ImageStore {
    * platform processes build the base image once. Returns null if the image appeared meanwhile.
    */
   private async lock(ref: string): Promise<(() => void) | null> {
-    mkdirSync(this.dir, { recursive: true });
+    this.ensureDir();
     const file = join(this.dir, `.build-${refDirName(ref)}.lock`);
     for (;;) {
       if (this.has(ref)) return null;
@@ -231,9 +242,21 @@ export class ImageStore {
   }
 
   private tempDir(): string {
+    this.ensureDir();
     const tmp = join(this.dir, `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
     mkdirSync(tmp, { recursive: true });
     return tmp;
+  }
+
+  /**
+   * The store is root's alone (0700, also when it existed before): images keep their owners and
+   * modes, so an imported image may hold setuid-root files, which a host user must never reach.
+   */
+  private ensureDir(): void {
+    if (this.dirReady) return;
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    chmodSync(this.dir, 0o700);
+    this.dirReady = true;
   }
 
   /** Atomic publish. If another process published the same ref meanwhile, theirs wins for

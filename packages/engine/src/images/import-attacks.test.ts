@@ -212,6 +212,17 @@ describe.skipIf(why !== null)(`hostile image archives${why ? ` (skipped: ${why})
     await refused(dockerSaveOf([many]), /more than 40 members/, { maxEntries: 40 });
   });
 
+  it('a setuid-root file of an image is out of reach of host users: the store is 0700', async () => {
+    const shared = join(work, 'shared-store');
+    mkdirSync(shared, { mode: 0o755 }); // as an operator's TARMAC_IMAGE_DIR might be
+    const path = join(work, 'suid.tar');
+    writeFileSync(path, dockerSaveOf([[{ name: 'rootshell', data: '#!/bin/sh', mode: 0o4755 }]]));
+    const images = new ImageStore(shared, new ProcessRunner(), systemClock);
+    await images.import(path, 'ok/suid:1');
+    expect(statSync(join(images.resolve('ok/suid:1').layerDirs[0]!, 'rootshell')).mode & 0o7777).toBe(0o4755);
+    expect(statSync(shared).mode & 0o777).toBe(0o700);
+  });
+
   it('a refused archive leaves no file descriptor open', async () => {
     const open = () => readdirSync('/proc/self/fd').length;
     const archive = dockerSaveOf([[link('esc', canary)], [{ name: 'esc/new', data: 'x'.repeat(100_000) }]]);
