@@ -14,7 +14,7 @@ import {
   fstatSync,
 } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { InvalidImageError } from '../errors.js';
@@ -53,9 +53,25 @@ export function tarStream(path: string): AsyncIterable<Buffer> {
   return kind === 'gzip' ? pipeline(raw, createGunzip(), () => undefined) : raw;
 }
 
-/** Extracts the archive's plain files and directories into `dest` (a new dir); anything else is refused. */
-export async function extractArchive(tarPath: string, dest: string, limits: ImportLimits): Promise<void> {
+/** An extracted outer archive: its dir, and its symlinks as name → target (never made on disk). */
+export interface ExtractedArchive {
+  root: string;
+  aliases: Map<string, string>;
+}
+
+/**
+ * Extracts the archive's plain files and directories into `dest` (a new dir). A symlink member is
+ * kept only as an alias, and only when its target, taken relative to its own dir, is inside the
+ * archive: `docker save` links identical layers (`<id>/layer.tar -> ../<other>/layer.tar`). Any
+ * other member (hard link, device, a symlink leading out) is refused.
+ */
+export async function extractArchive(
+  tarPath: string,
+  dest: string,
+  limits: ImportLimits,
+): Promise<ExtractedArchive> {
   mkdirSync(dest, { recursive: true, mode: 0o700 });
+  const aliases = new Map<string, string>();
   let entries = 0;
   let bytes = 0;
   await walkTar(tarStream(tarPath), async (entry, data) => {
@@ -65,6 +81,16 @@ export async function extractArchive(tarPath: string, dest: string, limits: Impo
     const rel = memberPath(entry.name);
     if (entry.type === 'dir') {
       if (rel) mkdirSync(join(dest, rel), { recursive: true, mode: 0o700 });
+      return;
+    }
+    if (entry.type === 'symlink' && rel !== '') {
+      const target = posix.normalize(posix.join(posix.dirname(rel), entry.linkname));
+      if (entry.linkname.startsWith('/') || target === '..' || target.startsWith('../')) {
+        throw new InvalidImageError(
+          `bad image archive: ${JSON.stringify(entry.name.slice(0, 200))} is a symlink leading out of the archive`,
+        );
+      }
+      aliases.set(rel, target);
       return;
     }
     if (entry.type !== 'file' || rel === '') {
@@ -97,6 +123,7 @@ export async function extractArchive(tarPath: string, dest: string, limits: Impo
       await fh.close();
     }
   });
+  return { root: dest, aliases };
 }
 
 /** Reads a JSON file of the extracted archive: a regular file, not a link, bounded; errors quote no content. */
@@ -127,10 +154,12 @@ export function readJsonFile<T>(path: string, rel: string): { value: T; bytes: B
 }
 
 /** A member the manifest names: a clean relative path to a regular file in the archive. */
-function member(root: string, name: unknown, what: string): string {
+function member(archive: ExtractedArchive, name: unknown, what: string): string {
   if (typeof name !== 'string') throw new InvalidImageError(`bad image archive: ${what} is not a path`);
-  const rel = memberPath(name);
-  const path = join(root, rel);
+  let rel = memberPath(name);
+  // Through the archive's own links (bounded: a loop is no file).
+  for (let hops = 0; hops < 8 && archive.aliases.has(rel); hops++) rel = archive.aliases.get(rel)!;
+  const path = join(archive.root, rel);
   let isFile = false;
   try {
     isFile = lstatSync(path).isFile();
@@ -144,7 +173,7 @@ function member(root: string, name: unknown, what: string): string {
   return path;
 }
 
-function blobPath(root: string, digest: unknown): string {
+function blobPath(root: ExtractedArchive, digest: unknown): string {
   const m = typeof digest === 'string' ? /^(sha256|sha512):([a-f0-9]{64,128})$/.exec(digest) : null;
   if (!m)
     throw new InvalidImageError(
@@ -154,18 +183,18 @@ function blobPath(root: string, digest: unknown): string {
 }
 
 /** The config and layers of an extracted docker-save archive or OCI layout. */
-export function readArchive(root: string): ArchiveContents {
+export function readArchive(root: ExtractedArchive): ArchiveContents {
   const has = (f: string) => {
     try {
-      return lstatSync(join(root, f)).isFile();
+      return lstatSync(join(root.root, f)).isFile() || root.aliases.has(f);
     } catch {
-      return false;
+      return root.aliases.has(f);
     }
   };
   // docker save (also written by Docker 25+ next to the OCI layout): manifest.json.
   if (has('manifest.json')) {
     const manifests = readJsonFile<{ Config?: unknown; Layers?: unknown }[]>(
-      join(root, 'manifest.json'),
+      member(root, 'manifest.json', 'manifest'),
       'manifest.json',
     ).value;
     const m = Array.isArray(manifests) ? manifests[0] : undefined;
@@ -182,7 +211,7 @@ export function readArchive(root: string): ArchiveContents {
       config?: { digest?: unknown };
       layers?: { digest?: unknown }[];
     };
-    let desc = readJsonFile<Desc>(join(root, 'index.json'), 'index.json').value;
+    let desc = readJsonFile<Desc>(member(root, 'index.json', 'index'), 'index.json').value;
     // An index may point at a nested index (multi-arch); follow the first entry down.
     for (let depth = 0; depth < 4; depth++) {
       const first = desc.manifests?.[0];

@@ -120,6 +120,8 @@ describe.skipIf(why !== null)(`hostile image archives${why ? ` (skipped: ${why})
       dockerSaveOf([[{ name: 'a', data: 'a' }]], [link('cfg.json', victim)], 'cfg.json'),
       /is a symlink/,
     );
+    const up = `${'../'.repeat(12)}${victim.slice(1)}`;
+    await refused(dockerSaveOf([], [link('manifest.json', up)]), /symlink leading out of the archive/);
     const viaHardlink: TarMember = { name: 'manifest.json', type: 'hardlink', linkname: victim.slice(1) };
     await refused(dockerSaveOf([], [viaHardlink]), /is a hardlink/);
     // A manifest naming a host path, or one that is not JSON, quotes nothing of the file.
@@ -233,6 +235,26 @@ describe.skipIf(why !== null)(`hostile image archives${why ? ` (skipped: ${why})
       await refused(dockerSaveOf([], [link('manifest.json', victim)]), /symlink/);
     }
     expect(open()).toBeLessThanOrEqual(before);
+  });
+
+  it("docker save's links between identical layers are followed inside the archive, never on disk", async () => {
+    const layer = tarOf([{ name: 'same', data: 'same layer' }]);
+    const manifest = [{ Config: 'config.json', Layers: ['a/layer.tar', 'b/layer.tar'] }];
+    const path = join(work, 'dedup.tar');
+    writeFileSync(
+      path,
+      tarOf([
+        { name: 'a/layer.tar', data: layer },
+        { name: 'b/', type: 'dir' },
+        link('b/layer.tar', '../a/layer.tar'),
+        { name: 'config.json', data: '{}' },
+        { name: 'manifest.json', data: JSON.stringify(manifest) },
+      ]),
+    );
+    await store().import(path, 'ok/dedup:1');
+    expect(readFileSync(join(store().resolve('ok/dedup:1').layerDirs[0]!, 'same'), 'utf8')).toBe(
+      'same layer',
+    );
   });
 
   it('a well-formed image with symlinks and whiteouts still imports, its links kept inside', async () => {

@@ -48,8 +48,7 @@ export async function importArchive(
   const unpacked = join(imageDir, 'archive');
   const layout = join(imageDir, 'layout');
   try {
-    await extractArchive(tarPath, unpacked, limits);
-    const contents = readArchive(unpacked);
+    const contents = readArchive(await extractArchive(tarPath, unpacked, limits));
     const config = readJsonFile<ImageConfig>(contents.configPath, 'image config');
     const state = newLayerState();
     const blobs: LayerBlob[] = [];
