@@ -52,7 +52,7 @@ export interface PlatformDeps {
   /** Domain, region, scheme and port of host-style sandbox and preview URLs. */
   hosts?: Partial<HostConfig>;
   /** Whether a sandbox image reference can be run (engine image store); accept-all when absent. */
-  validateImage?: (ref: string) => Promise<boolean>;
+  validateImage?: (ref: string, workspace: string) => Promise<boolean>;
   /** USD per unit of each billing dimension (planes/metering/prices.ts); defaults when absent. */
   prices?: PriceTable;
 }

@@ -15,6 +15,8 @@ import type { SigningKey } from './planes/identity/auth/jwt.js';
 import { createMeter } from './planes/metering/metering.js';
 import { EgressPlane } from './planes/sandbox/egress/egress-plane.js';
 import { SandboxCredentials } from './planes/sandbox/sandbox-credentials.js';
+import { namespaceLegacyImages } from './planes/catalogue/images/legacy-images.js';
+import { WorkspaceImages, workspaceRef } from './planes/catalogue/images/workspace-images.js';
 import { withSandboxGateway } from './planes/sandbox/gateway/listener.js';
 import { startSandboxPlane } from './planes/sandbox/sandbox-plane.js';
 import { sharedServices } from './shared-services.js';
@@ -59,6 +61,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
   const engineConfig = { ...config.engine, network: { ...config.engine.network } };
   // Per-sandbox secrets: sandboxd's gateway token and the egress proxy password (issue 19 item 3).
   const sandboxCredentials = new SandboxCredentials(r.secretKey);
+  const workspaceImages = new WorkspaceImages(store);
   const egress = await EgressPlane.prepare({
     credentials: sandboxCredentials,
     allowCidrs: config.egress.allowCidrs,
@@ -74,7 +77,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
 
   // The sandbox plane (issue 4): engine, controllers, sandbox and preview gateways; they share one
   // ChangeFeed with the API's services.
-  const sandboxPlane = startSandboxPlane({
+  const sandboxPlane = await startSandboxPlane({
     sandboxDefaults: egress.sandboxDefaults,
     gatewayIntercept: egress.intercept,
     home: config.home,
@@ -88,6 +91,13 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     workspaces: shared.workspaces,
     secrets: shared.secrets,
     credentials: sandboxCredentials,
+    // Images belong to a workspace (issue 19 item 2): the catalogue's records, the sandbox's runs.
+    images: {
+      importTarget: (workspace, ref) => workspaceImages.importTarget(workspace, ref),
+      resolve: (workspace, ref) => workspaceImages.resolve(workspace, ref),
+      displayRef: workspaceRef,
+      adoptLegacy: (engineImages) => namespaceLegacyImages(engineImages, store, logger),
+    },
   });
   await egress.start({
     ensureBridge: () => sandboxPlane.ensureBridge(),
@@ -106,7 +116,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
 
   const app = buildApp(
     {
-      validateImage: (ref) => sandboxPlane.validateImage(ref),
+      validateImage: (ref, workspace) => sandboxPlane.validateImage(ref, workspace),
       store,
       logger,
       signingKey: r.signingKey,

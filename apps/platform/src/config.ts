@@ -40,6 +40,8 @@ export const platformEnvSchema = z.object({
   TARMAC_STANDBY_AFTER: optional,
   /** Image store shared between homes (tests: one base-image cache). */
   TARMAC_IMAGE_DIR: optional,
+  /** Largest image archive POST /v0/images/import takes, whole MB (16384; issue 19 item 1). */
+  TARMAC_IMAGE_MAX_ARCHIVE_MB: optional,
   /** Sandbox bridge and its IPv4 CIDR (tarmac0, 10.200.0.0/16). */
   TARMAC_BRIDGE: optional,
   TARMAC_SUBNET: optional,
@@ -153,6 +155,15 @@ export function resolveConfig({ flags, env, homedir }: ConfigSources): PlatformC
   };
 }
 
+/** Whole megabytes as bytes; unset is undefined (the consumer's default). */
+function megabytes(text: string | undefined, name: string): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text) || Number(text) < 1) {
+    throw new ConfigError(`${name} must be a whole number of megabytes, got "${text}"`);
+  }
+  return Number(text) * 1024 * 1024;
+}
+
 /** A parser's own error (it names the variable) as a ConfigError: exit 2 with its message. */
 function asConfigError<T>(parse: () => T): T {
   try {
@@ -180,6 +191,7 @@ function engineConfig(e: PlatformEnv): EngineConfig {
     orphanGraceMs: Number(graceText) * 1000,
     standbyAfterMs: standbySeconds * 1000,
     imageDir: e.TARMAC_IMAGE_DIR,
+    maxImageArchiveBytes: megabytes(e.TARMAC_IMAGE_MAX_ARCHIVE_MB, 'TARMAC_IMAGE_MAX_ARCHIVE_MB'),
     network: {
       ...(e.TARMAC_BRIDGE ? { bridge: e.TARMAC_BRIDGE } : {}),
       ...(e.TARMAC_SUBNET ? { subnet: e.TARMAC_SUBNET } : {}),

@@ -19,6 +19,7 @@ import { EngineError, SandboxExistsError, SandboxNotFoundError, VolumeInUseError
 import { waitForHealth } from './health.js';
 import type { BaseImageOptions } from './images/base-image.js';
 import { ImageStore } from './images/image-store.js';
+import { DEFAULT_IMPORT_LIMITS, type ImportLimits } from './images/import-limits.js';
 import { isMountPoint } from './mounts.js';
 import { BridgeNetwork, type NetworkConfig } from './network.js';
 import { CPU_PERIOD_US, cpuQuota, sandboxOciSpec, type OciMount } from './oci-spec.js';
@@ -50,6 +51,8 @@ export interface LocalEngineOptions {
   cgroupRoot?: string;
   cgroupVersion?: CgroupVersion;
   baseImage?: BaseImageOptions;
+  /** Bounds on one image import (defaults: DEFAULT_IMPORT_LIMITS, images/import-limits.ts). */
+  importLimits?: Partial<ImportLimits>;
   defaultPidsLimit?: number;
 }
 
@@ -75,6 +78,7 @@ export class LocalEngine implements Engine {
       this.runner,
       this.clock,
       opts.baseImage,
+      { ...DEFAULT_IMPORT_LIMITS, ...opts.importLimits },
     );
     this.volumeStore = new VolumeStore(join(opts.home, 'volumes'), this.runner, this.clock);
     this.files = new SandboxFiles(join(opts.home, 'sandboxes'));

@@ -10,8 +10,11 @@ import { apiVersioning } from './versioning.js';
 
 export interface ManagementServerOptions {
   logger: Logger;
-  /** Largest accepted request body (bytes); larger is a 413. */
-  maxBodyBytes?: number;
+  /**
+   * Largest accepted request body (bytes); larger is a 413. `null`: no limit here, for a route that
+   * streams its body and bounds it itself (hono's limit buffers a chunked body whole in memory).
+   */
+  maxBodyBytes?: number | null;
 }
 
 /**
@@ -22,17 +25,19 @@ export interface ManagementServerOptions {
 export function createManagementApp(options: ManagementServerOptions): Hono<ServerEnv> {
   const app = new Hono<ServerEnv>();
   app.use(requestLogging(options.logger));
-  app.use(
-    bodyLimit({
-      maxSize: options.maxBodyBytes ?? 1024 * 1024,
-      onError: () => {
-        throw new ApiError(
-          'payload_too_large',
-          `Request body larger than ${options.maxBodyBytes ?? 1024 * 1024} bytes`,
-        );
-      },
-    }),
-  );
+  if (options.maxBodyBytes !== null) {
+    app.use(
+      bodyLimit({
+        maxSize: options.maxBodyBytes ?? 1024 * 1024,
+        onError: () => {
+          throw new ApiError(
+            'payload_too_large',
+            `Request body larger than ${options.maxBodyBytes ?? 1024 * 1024} bytes`,
+          );
+        },
+      }),
+    );
+  }
   app.use(apiVersioning());
   app.onError(handleError);
   const allowedMethods = allowedMethodsOf(app);

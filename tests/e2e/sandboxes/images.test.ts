@@ -2,12 +2,20 @@
 // and a sandbox then runs from the imported ref — an image with no libc or shell, since sandboxd
 // runs on the injected runtime. Bad requests get the management error vocabulary.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../support/platform.js';
-import { cleanUp, createSandbox, json, missingCapability, sbx, startSandboxPlatform } from './support.js';
+import {
+  cleanUp,
+  createSandbox,
+  IMAGE_CACHE,
+  json,
+  missingCapability,
+  sbx,
+  startSandboxPlatform,
+} from './support.js';
 
 const missing = missingCapability();
 
@@ -44,6 +52,11 @@ describe.skipIf(missing !== null)(`image import${missing ? ` (skipped: ${missing
   afterAll(async () => {
     await cleanUp(p, ['imported']);
     rmSync(work, { recursive: true, force: true });
+    // The import, stored under this run's workspace namespace (ws-<id>/<ref>) in the shared cache.
+    for (const d of readdirSync(IMAGE_CACHE)) {
+      if (decodeURIComponent(d).endsWith(`/${ref}`))
+        rmSync(join(IMAGE_CACHE, d), { recursive: true, force: true });
+    }
   }, 120_000);
 
   it('imports a docker-save archive sent as the raw body and runs a sandbox from it', async () => {

@@ -18,7 +18,8 @@ export const imageImportQuerySchema = z.object({
       'must be an image reference such as myorg/tool:1.0',
     )
     .meta({
-      description: 'Reference to store the image under, e.g. `myorg/tool:1.0` (`:latest` when no tag).',
+      description:
+        'Reference to store the image under in this workspace, e.g. `myorg/tool:1.0` (`:latest` when no tag).',
     }),
 });
 
@@ -38,12 +39,12 @@ export const imageImportRoutes = {
     path: '/v0/images/import',
     summary: 'Import a docker-save or OCI image archive into the local image store',
     description:
-      'Raw request body (not JSON): the archive, `Content-Type: application/x-tar`. Served before the management body limit, so archives of any size stream to disk. Workspace admins only: images are shared by every workspace of the platform.',
+      "Raw request body (not JSON): the archive, `Content-Type: application/x-tar`. Served before the management body limit and streamed to disk, up to the engine's archive limit (16 GiB by default; larger is a 413). Workspace admins only. The image belongs to the workspace: the same ref in another workspace is another image, and other workspaces reach it only when it is shared (POST /v0/images/{resourceType}/{imageName}/share of an image registered with this ref). The built-in `tarmac/base:latest` cannot be replaced.",
     tag: 'Images',
     auth: 'workspace',
     role: 'admin',
     query: imageImportQuerySchema,
     response: imageImportResultSchema,
-    errors: [400, 403, 415],
+    errors: [400, 403, 413, 415],
   }),
 } as const;

@@ -1,7 +1,16 @@
 // The image store under <home>/images: one directory per canonical reference, holding
 // image.json and its layers as plain directories (overlayfs lowers). Images are built or imported
 // into a temp dir and renamed into place, so a reader never sees half an image.
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { ImageInfo } from '../engine.js';
@@ -9,6 +18,7 @@ import { ImageNotFoundError, InvalidImageError } from '../errors.js';
 import type { CommandRunner } from '../runner.js';
 import { buildBaseImage, type BaseImageOptions } from './base-image.js';
 import { importArchive } from './import.js';
+import { DEFAULT_IMPORT_LIMITS, type ImportLimits } from './import-limits.js';
 import { BASE_IMAGE, normalizeRef, refDirName, resolveRef } from './refs.js';
 
 export interface ImageManifest {
@@ -32,16 +42,19 @@ export interface ResolvedImage {
 
 export class ImageStore {
   private readonly building = new Map<string, Promise<void>>();
+  private dirReady = false;
 
   constructor(
     private readonly dir: string,
     private readonly runner: CommandRunner,
     private readonly clock: Clock,
     private readonly baseOptions: BaseImageOptions = {},
+    private readonly importLimits: ImportLimits = DEFAULT_IMPORT_LIMITS,
   ) {}
 
   /** Makes the image available, building the base image on first use; unknown refs throw. */
   async ensure(ref: string): Promise<ImageInfo> {
+    this.ensureDir();
     const canonical = this.canonical(ref);
     if (!this.has(canonical)) {
       if (canonical !== BASE_IMAGE) throw new ImageNotFoundError(ref);
@@ -67,7 +80,7 @@ export class ImageStore {
     const canonical = normalizeRef(ref);
     const tmp = this.tempDir();
     try {
-      const { layers, env, workingDir } = await importArchive(tarPath, tmp, this.runner);
+      const { layers, env, workingDir } = await importArchive(tarPath, tmp, this.runner, this.importLimits);
       this.commit(tmp, {
         ref: canonical,
         layers,
@@ -89,6 +102,37 @@ export class ImageStore {
         .filter((d) => !d.startsWith('.'))
         .map((d) => this.info(decodeURIComponent(d))),
     );
+  }
+
+  /** Refs of the stored images (from the directory names; nothing is read or measured). */
+  refs(): string[] {
+    if (!existsSync(this.dir)) return [];
+    return readdirSync(this.dir)
+      .filter((d) => !d.startsWith('.'))
+      .map((d) => decodeURIComponent(d));
+  }
+
+  /**
+   * Files image `from` under `to` as well (a hard-linked copy: lowers are never written) or instead
+   * (`move`: a rename). The platform uses it to move images stored before workspace namespaces into
+   * their workspace's namespace (apps/platform modules/images/legacy-images.ts). An existing `to`
+   * is left alone.
+   */
+  async adopt(from: string, to: string, mode: 'move' | 'copy'): Promise<void> {
+    const src = join(this.dir, refDirName(normalizeRef(from)));
+    const dest = join(this.dir, refDirName(normalizeRef(to)));
+    if (existsSync(dest)) return;
+    const manifest = this.manifest(normalizeRef(from));
+    const tmp = join(this.dir, `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    if (mode === 'copy') await this.runner.run('cp', ['-al', '--', src, tmp]);
+    else renameSync(src, tmp);
+    // Replaces the (possibly shared) link of image.json, never writes through it.
+    writeFileSync(
+      join(tmp, '.image.json.new'),
+      JSON.stringify({ ...manifest, ref: normalizeRef(to) }, null, 2),
+    );
+    renameSync(join(tmp, '.image.json.new'), join(tmp, 'image.json'));
+    renameSync(tmp, dest);
   }
 
   remove(ref: string): void {
@@ -181,7 +225,7 @@ export class ImageStore {
    * platform processes build the base image once. Returns null if the image appeared meanwhile.
    */
   private async lock(ref: string): Promise<(() => void) | null> {
-    mkdirSync(this.dir, { recursive: true });
+    this.ensureDir();
     const file = join(this.dir, `.build-${refDirName(ref)}.lock`);
     for (;;) {
       if (this.has(ref)) return null;
@@ -198,9 +242,21 @@ export class ImageStore {
   }
 
   private tempDir(): string {
+    this.ensureDir();
     const tmp = join(this.dir, `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
     mkdirSync(tmp, { recursive: true });
     return tmp;
+  }
+
+  /**
+   * The store is root's alone (0700, also when it existed before): images keep their owners and
+   * modes, so an imported image may hold setuid-root files, which a host user must never reach.
+   */
+  private ensureDir(): void {
+    if (this.dirReady) return;
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    chmodSync(this.dir, 0o700);
+    this.dirReady = true;
   }
 
   /** Atomic publish. If another process published the same ref meanwhile, theirs wins for

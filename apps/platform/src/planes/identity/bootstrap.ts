@@ -1,10 +1,11 @@
 import type { Store } from '@tarmac/store';
 import { ApiKeysService } from './api-keys/api-keys.service.js';
 import { PREFIX, randomId } from '../../framework/credentials.js';
+import { DEFAULT_WORKSPACE } from '../../framework/default-workspace.js';
 
 /** The identity `tarmac up` creates on first start (issue "Platform core" §2). */
 export const BOOTSTRAP_ADMIN_EMAIL = 'admin@localhost';
-export const DEFAULT_WORKSPACE = 'default';
+export { DEFAULT_WORKSPACE };
 
 export interface BootstrapResult {
   firstStart: boolean;

@@ -18,7 +18,7 @@ export const computeStorageRoutes: readonly RouteSpec[] = [
 ];
 
 export interface ComputeStorageDeps extends CollectionDeps {
-  validateImage?: (ref: string) => Promise<boolean>;
+  validateImage?: (ref: string, workspace: string) => Promise<boolean>;
   signDriveToken: DriveTokenSigner;
 }
 

@@ -23,6 +23,7 @@ import { sandboxSecretContext, viewSandboxSpec } from './records/sandbox-secrets
 import type { SecretBox } from '../../framework/secrets.js';
 import type { ChangeFeed } from '../../framework/change-feed.js';
 import { imageImportApp } from './gateway/image-import.js';
+import type { SandboxImages } from './sandbox-images.js';
 import { AccessCache, ACCESS_CACHE_TTL_MS } from './gateway/access-cache.js';
 import { OpenSessions } from './gateway/open-sessions.js';
 import { PreviewGateway } from './previews/preview-gateway.js';
@@ -50,6 +51,8 @@ export interface SandboxPlaneDeps {
   gatewayIntercept?: SandboxGatewayDeps['intercept'];
   /** Per-sandbox secrets (sandbox-credentials.ts): sandboxd's token goes in its env and on requests. */
   credentials: SandboxCredentials;
+  /** Workspace images (the catalogue's, through compose.ts): which engine ref a workspace may run. */
+  images: SandboxImages;
 }
 
 export interface SandboxPlane {
@@ -65,18 +68,24 @@ export interface SandboxPlane {
   sessions: OpenSessions;
   /** Raw-body management routes served at the listener (POST /v0/images/import). */
   rawRoutes: RawRoute[];
-  /** For the sandboxes module: false for an image the engine does not have (400 INVALID_IMAGE). */
-  validateImage(ref: string): Promise<boolean>;
+  /** For the sandboxes module: false for an image the workspace cannot run (400 INVALID_IMAGE). */
+  validateImage(ref: string, workspace: string): Promise<boolean>;
   stop(): Promise<void>;
 }
 
-export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
+export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPlane> {
   const engine = new LocalEngine({
     home: d.home,
     ...(d.config.imageDir ? { imageDir: d.config.imageDir } : {}),
     network: d.config.network,
+    ...(d.config.maxImageArchiveBytes
+      ? { importLimits: { maxArchiveBytes: d.config.maxImageArchiveBytes } }
+      : {}),
     runtime: { nodeBinary: d.nodeBinary, tiniBinary: d.config.tiniBinary, sandboxdBundle: d.sandboxdBundle },
   });
+  // Images are per workspace (issue 19 item 2). Before the controllers start, images of an older
+  // layout move into their workspace's namespace; a store shared by several homes is not ours to sort.
+  if (!d.config.imageDir) await d.images.adoptLegacy(engine.images);
   const box = d.secrets;
   const token = (entry: { id: string }) => d.credentials.sandboxdToken(entry.id);
   // The standby check reads keepAlive from sandboxd's /health, which only the token unlocks.
@@ -98,6 +107,7 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     sandboxDefaults,
     keepAliveCount,
     orphanGraceMs: d.config.orphanGraceMs,
+    resolveImage: (workspace, ref) => d.images.resolve(workspace, ref),
     revealEnvs: (row: SandboxRow) =>
       viewSandboxSpec(box, row.spec as SandboxSpec, sandboxSecretContext(row.workspace, row.name), 'reveal')
         .runtime?.envs ?? [],
@@ -158,6 +168,8 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
   };
   const imageImport = imageImportApp({
     engine,
+    images: d.images,
+    ...(d.config.maxImageArchiveBytes ? { maxArchiveBytes: d.config.maxImageArchiveBytes } : {}),
     authenticator,
     workspaces,
     logger: d.logger,
@@ -172,9 +184,11 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     previews,
     sessions,
     rawRoutes: [imageImport],
-    async validateImage(ref) {
+    async validateImage(ref, workspace) {
+      const engineRef = await d.images.resolve(workspace, ref);
+      if (engineRef === undefined) return false;
       try {
-        await engine.ensureImage(ref); // builds tarmac/base on first use; unknown refs throw
+        await engine.ensureImage(engineRef); // builds tarmac/base on first use; unknown refs throw
         return true;
       } catch (err) {
         if (err instanceof ImageNotFoundError) return false;

@@ -36,6 +36,8 @@ export interface ControllerDeps {
   orphanGraceMs?: number;
   /** How often orphans are looked for besides start and workspace deletion (30 s). */
   orphanIntervalMs?: number;
+  /** Workspace image resolution (SandboxControllerOptions.resolveImage). */
+  resolveImage?: SandboxControllerOptions['resolveImage'];
 }
 
 export interface Controllers {
@@ -68,6 +70,7 @@ export function startControllers(deps: ControllerDeps): Controllers {
     ...(deps.now ? { now: deps.now } : {}),
     ...(deps.revealEnvs ? { revealEnvs: deps.revealEnvs } : {}),
     ...(deps.sandboxDefaults ? { sandboxDefaults: deps.sandboxDefaults } : {}),
+    ...(deps.resolveImage ? { resolveImage: deps.resolveImage } : {}),
     onRecord: (row) => expiry.track(row),
   });
   const volumes = new VolumeController({ engine: deps.engine, resources, logger: deps.logger });

@@ -1,12 +1,14 @@
 /**
  * Settings of the local engine and the sandbox controllers. config.ts (the platform's one env
- * schema) fills them from TARMAC_STANDBY_AFTER, TARMAC_IMAGE_DIR, TARMAC_BRIDGE, TARMAC_SUBNET,
+ * schema) fills them from TARMAC_STANDBY_AFTER, TARMAC_IMAGE_DIR, TARMAC_IMAGE_MAX_ARCHIVE_MB, TARMAC_BRIDGE, TARMAC_SUBNET,
  * TARMAC_DOMAIN, TARMAC_SANDBOXD_BUNDLE, TARMAC_TINI and TARMAC_ORPHAN_GRACE_SECONDS; nothing here reads the environment.
  */
 
 export interface EngineConfig {
   standbyAfterMs: number;
   imageDir: string | undefined;
+  /** Largest archive POST /v0/images/import takes (TARMAC_IMAGE_MAX_ARCHIVE_MB); undefined: the engine's default. */
+  maxImageArchiveBytes: number | undefined;
   /** allowedHostPorts: set by main.ts to the egress proxy's port (egress/ARCHITECTURE.md). */
   network: { bridge?: string; subnet?: string; allowedHostPorts?: number[] };
   sandboxDomain: string;

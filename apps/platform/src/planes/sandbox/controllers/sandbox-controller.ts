@@ -52,6 +52,11 @@ export interface SandboxControllerOptions {
    * hence the record id. The spec's own envs win over these env names.
    */
   sandboxDefaults?: (sandbox: { id: string }) => Promise<{ env: Record<string, string>; files: HostFile[] }>;
+  /**
+   * The engine ref `spec.runtime.image` names in the sandbox's workspace, undefined when none it may
+   * use (images are per workspace: planes/catalogue/images/workspace-images.ts, handed in by compose.ts). Default: the ref as is.
+   */
+  resolveImage?: (workspace: string, ref: string) => Promise<string | undefined>;
   /** Told when a sandbox's record changed in a way expiry depends on, or it left DEPLOYED. */
   onRecord?: (row: SandboxRow) => void;
   readyTimeoutMs?: number;
@@ -334,9 +339,12 @@ export class SandboxController {
       else if (sizeMB > allocated.sizeMB) await this.o.engine.growVolume(engineName, sizeMB);
       volumes.push({ volume: engineName, mountPath: v.mountPath, readOnly: v.readOnly ?? false });
     }
+    const wanted = runtime.image ?? 'tarmac/base:latest';
+    const image = this.o.resolveImage ? await this.o.resolveImage(row.workspace, wanted) : wanted;
+    if (image === undefined) throw new Error(`image "${wanted}" is not available in this workspace`);
     return {
       id: engineId,
-      image: runtime.image ?? 'tarmac/base:latest',
+      image,
       memoryMB: runtime.memory ?? DEFAULT_MEMORY_MB,
       env,
       hostname: row.name,

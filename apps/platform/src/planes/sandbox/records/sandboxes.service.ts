@@ -46,8 +46,8 @@ const GONE = new Set(['FAILED', 'TERMINATED', 'TERMINATING', 'DELETING']);
 
 export interface SandboxServiceDeps extends CollectionDeps {
   volumes: VolumesService;
-  /** Whether an image reference can be run (wired to the engine's image store; default: accept). */
-  validateImage?: (ref: string) => Promise<boolean>;
+  /** Whether the workspace can run an image reference (the engine's image store; default: accept). */
+  validateImage?: (ref: string, workspace: string) => Promise<boolean>;
   /** Runs when a sandbox's deletion is requested (its previews and their tokens go with it). */
   onDelete?: (workspace: string, name: string) => Promise<void>;
 }
@@ -243,7 +243,7 @@ export class SandboxesService {
   private async checkImage(workspace: string, name: string, spec: SandboxSpec): Promise<void> {
     const image = spec.runtime?.image;
     if (image === undefined || !this.deps.validateImage) return;
-    if (await this.deps.validateImage(image)) return;
+    if (await this.deps.validateImage(image, workspace)) return;
     throw new ApiError('invalid_image', `spec.runtime.image: image "${image}" is not available`, {
       details: [{ field: 'spec.runtime.image', message: `image "${image}" is not available` }],
       extra: { sandbox_name: name, workspace, status_code: 400, step: 'create', reason: 'INVALID_IMAGE' },
