@@ -1,9 +1,11 @@
 // LocalEngine: sandboxes as runc containers on this host. All state lives on disk (sandbox
 // files, runc state, cgroups, mounts, netns), so any number of engine instances, including one in
 // a new platform process after a crash, see the same sandboxes: nothing is held only in memory.
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { DEFAULT_MEMORY_OVERCOMMIT, MemoryLedger, memoryCapacityMB } from './capacity.js';
 import { Cgroups, detectCgroupVersion, type CgroupVersion } from './cgroups.js';
 import { systemClock, type Clock } from './clock.js';
 import type {
@@ -21,14 +23,16 @@ import type { BaseImageOptions } from './images/base-image.js';
 import { ImageStore } from './images/image-store.js';
 import { isMountPoint } from './mounts.js';
 import { BridgeNetwork, type NetworkConfig } from './network.js';
-import { CPU_PERIOD_US, cpuQuota, sandboxOciSpec, type OciMount } from './oci-spec.js';
+import { CPU_PERIOD_US, DEFAULT_NOFILE_LIMIT, cpuQuota, sandboxOciSpec, type OciMount } from './oci-spec.js';
 import { Runc } from './runc.js';
 import { ProcessRunner, type CommandRunner, type RunResult } from './runner.js';
 import { RuntimeBuilder, sandboxArgs, IN_SANDBOX, type RuntimeSources } from './runtime-dir.js';
 import { execEnvArgs, sandboxdProcessEnv } from './sandboxd-env.js';
 import { SandboxFiles, type SandboxRecord } from './sandbox-files.js';
+import { DEFAULT_DISK_MB, diskPaths, mountSandboxRoot, releaseSandboxDisk } from './sandbox-disk.js';
 import { describeSandbox } from './sandbox-status.js';
 import { mergeEnv, validate } from './spec.js';
+import { DEFAULT_ID_RANGE, ShiftedLayers, shiftedLayersDir, type IdRange } from './userns.js';
 import { VolumeStore } from './volumes.js';
 
 export interface LocalEngineOptions {
@@ -51,6 +55,16 @@ export interface LocalEngineOptions {
   cgroupVersion?: CgroupVersion;
   baseImage?: BaseImageOptions;
   defaultPidsLimit?: number;
+  /** Each sandbox's writable layer, MB, unless its spec says (default DEFAULT_DISK_MB, 4 GiB). */
+  defaultDiskMB?: number;
+  /** RLIMIT_NOFILE of sandbox processes (default DEFAULT_NOFILE_LIMIT). */
+  nofileLimit?: number;
+  /** Host ids root..n in sandboxes map to (default DEFAULT_ID_RANGE). */
+  idRange?: IdRange;
+  /** The host's memory in MB (default: os.totalmem()). */
+  hostMemoryMB?: number;
+  /** Live sandboxes' memory limits may sum to hostMemoryMB times this (default 1). */
+  memoryOvercommit?: number;
 }
 
 export const DEFAULT_NETWORK: NetworkConfig = { bridge: 'tarmac0', subnet: '10.200.0.0/16' };
@@ -66,6 +80,10 @@ export class LocalEngine implements Engine {
   private readonly clock: Clock;
   private cgroupsCache: Cgroups | undefined;
   private readonly cgroupOf = new Map<string, string>();
+  private readonly idRange: IdRange;
+  private readonly shifted: ShiftedLayers;
+  private ledgerCache: MemoryLedger | undefined;
+  private rootfsParentReady = false;
 
   constructor(private readonly opts: LocalEngineOptions) {
     this.runner = opts.runner ?? new ProcessRunner();
@@ -76,7 +94,13 @@ export class LocalEngine implements Engine {
       this.clock,
       opts.baseImage,
     );
-    this.volumeStore = new VolumeStore(join(opts.home, 'volumes'), this.runner, this.clock);
+    this.idRange = opts.idRange ?? DEFAULT_ID_RANGE;
+    this.shifted = new ShiftedLayers(
+      shiftedLayersDir(opts.imageDir ?? join(opts.home, 'images'), this.idRange),
+      this.idRange,
+      this.runner,
+    );
+    this.volumeStore = new VolumeStore(join(opts.home, 'volumes'), this.runner, this.clock, this.idRange);
     this.files = new SandboxFiles(join(opts.home, 'sandboxes'));
     this.runtime = new RuntimeBuilder(opts.runtime, join(opts.home, 'runtime'), this.runner);
     const net = { ...DEFAULT_NETWORK, ...opts.network };
@@ -98,6 +122,39 @@ export class LocalEngine implements Engine {
     return this.cgroupsCache;
   }
 
+  /**
+   * Memory (MB) this engine commits to sandboxes at most: the host's memory times the overcommit
+   * ratio. A sandbox asking for more can never run here (the API refuses it up front); the sum
+   * of live sandboxes' limits is held to it at create and resize (InsufficientCapacityError).
+   */
+  get memoryCapacityMB(): number {
+    return this.ledger.capacityMB;
+  }
+
+  private get ledger(): MemoryLedger {
+    this.ledgerCache ??= new MemoryLedger(
+      memoryCapacityMB(
+        this.opts.hostMemoryMB ?? Math.floor(totalmem() / 1024 / 1024),
+        this.opts.memoryOvercommit ?? DEFAULT_MEMORY_OVERCOMMIT,
+      ),
+    );
+    return this.ledgerCache;
+  }
+
+  /** Memory limits of sandboxes whose init is alive (stopped ones hold no memory). */
+  private liveMemory(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const id of this.files.ids()) {
+      try {
+        const rec = this.files.read(id);
+        if (this.runc.alive(id)) out.set(id, rec.memoryMB);
+      } catch (err) {
+        if (!(err instanceof SandboxNotFoundError)) throw err;
+      }
+    }
+    return out;
+  }
+
   ensureImage(ref: string): Promise<ImageInfo> {
     return this.images.ensure(ref);
   }
@@ -109,8 +166,21 @@ export class LocalEngine implements Engine {
   async createSandbox(spec: SandboxSpec): Promise<SandboxInfo> {
     validate(spec);
     await this.images.ensure(spec.image); // ImageNotFoundError before anything is allocated
+    const release = this.ledger.reserve(spec.id, spec.memoryMB, this.liveMemory());
+    try {
+      return await this.create(spec);
+    } finally {
+      release();
+    }
+  }
+
+  private async create(spec: SandboxSpec): Promise<SandboxInfo> {
     const image = this.images.resolve(spec.image);
-    const runtime = await this.runtime.ensure();
+    // Lowers owned by the sandbox's ids (userns.ts): made once per image layer, then a stat.
+    const [runtime, lowerDirs] = await Promise.all([
+      this.runtime.ensure(),
+      this.shifted.layers(image.layerDirs),
+    ]);
     const volumeMounts: OciMount[] = [];
     for (const v of spec.volumes ?? []) {
       this.assertVolumeFree(v.volume, spec.id);
@@ -122,24 +192,24 @@ export class LocalEngine implements Engine {
     const paths = this.files.layout(spec.id);
     let ip: string | null = null;
     try {
-      for (const d of [paths.upper, paths.work, paths.rootfs, join(paths.root, 'logs')]) {
-        mkdirSync(d, { recursive: true });
-      }
+      for (const d of [paths.bundle, join(paths.root, 'logs')]) mkdirSync(d, { recursive: true });
+      const diskMB = spec.diskMB ?? this.opts.defaultDiskMB ?? DEFAULT_DISK_MB;
+      // The root (sandbox disk + overlay) and the netns wiring are independent spawns: run them
+      // together (the create path's latency, ARCHITECTURE.md "Start-up"). Settled both, so a
+      // failure of one still lets teardown release what the other made (the address lease).
       // overlayfs lists lowers top first; image layers are stored bottom first.
-      const lower = [...image.layerDirs].reverse().join(':');
-      // The overlay mount and the netns wiring are independent spawns: run them together (the
-      // create path's latency, ARCHITECTURE.md "Start-up"). Settled both, so a failure of one
-      // still lets teardown release what the other made (the address lease).
       const [mounted, attached] = await Promise.allSettled([
-        this.runner.run('mount', [
-          '-t',
-          'overlay',
-          'overlay',
-          '-o',
-          `lowerdir=${lower},upperdir=${paths.upper},workdir=${paths.work}`,
-          paths.rootfs,
-        ]),
-        this.network.attach(spec.id),
+        mountSandboxRoot(
+          this.runner,
+          { root: paths.root, rootfs: this.rootfsDir(spec.id) },
+          [...lowerDirs].reverse(),
+          diskMB,
+          this.idRange,
+        ),
+        this.network.attach(spec.id).then(async (net) => {
+          await this.allowUnprivilegedPorts(net.netnsPath);
+          return net;
+        }),
       ]);
       if (attached.status === 'fulfilled') ip = attached.value.ip;
       if (mounted.status === 'rejected') throw mounted.reason;
@@ -154,6 +224,7 @@ export class LocalEngine implements Engine {
         createdAt: this.clock.date().toISOString(),
         memoryMB: spec.memoryMB,
         pidsLimit: spec.pidsLimit ?? this.opts.defaultPidsLimit ?? 1024,
+        diskMB,
         ports: spec.ports ?? [],
         volumes: spec.volumes ?? [],
         labels: spec.labels ?? {},
@@ -162,15 +233,16 @@ export class LocalEngine implements Engine {
       this.files.write(record);
       const env = mergeEnv(image.env, { HOSTNAME: spec.hostname ?? spec.id, ...spec.env });
       const oci = sandboxOciSpec({
-        rootfs: paths.rootfs,
+        rootfs: this.rootfsDir(spec.id),
         args: sandboxArgs(runtime),
         env: sandboxdProcessEnv(env),
         cwd: image.workingDir,
         hostname: spec.hostname ?? spec.id,
         cgroupsPath: `/${cgroup}`,
-        netnsPath: net.netnsPath,
         memoryMB: record.memoryMB,
         pidsLimit: record.pidsLimit,
+        nofileLimit: this.opts.nofileLimit ?? DEFAULT_NOFILE_LIMIT,
+        idRange: this.idRange,
         extraMounts: [
           {
             destination: IN_SANDBOX.dir,
@@ -188,7 +260,7 @@ export class LocalEngine implements Engine {
         ],
       });
       writeFileSync(join(paths.bundle, 'config.json'), JSON.stringify(oci));
-      await this.runc.run(spec.id, paths.bundle, paths.log);
+      await this.runc.run(spec.id, paths.bundle, paths.log, net.netnsPath);
       return this.info(record);
     } catch (err) {
       await this.teardown(spec.id, ip, false).catch(() => undefined);
@@ -243,6 +315,7 @@ export class LocalEngine implements Engine {
     if (rec.memoryMB === memoryMB) return this.info(rec);
     validate({ id, image: rec.image, memoryMB });
     if (!this.runc.alive(id)) throw new EngineError(`sandbox ${id} is not running`);
+    this.ledger.check(id, memoryMB, this.liveMemory());
     await this.runc.update(id, {
       memoryBytes: memoryMB * 1024 * 1024,
       cpuQuota: cpuQuota(memoryMB),
@@ -299,10 +372,17 @@ export class LocalEngine implements Engine {
   /** Runs a command inside a running sandbox (debugging and tests; not part of Engine). */
   exec(id: string, args: string[], opts: { timeoutMs?: number; input?: string } = {}): Promise<RunResult> {
     this.files.read(id);
+    const pid = this.runc.alive(id)?.pid;
+    if (pid === undefined) throw new EngineError(`sandbox ${id} is not running`);
     const oci = JSON.parse(readFileSync(join(this.files.layout(id).bundle, 'config.json'), 'utf8')) as {
       process?: { env?: string[] };
     };
-    return this.runc.exec(id, args, { ...opts, envArgs: execEnvArgs(oci.process?.env ?? []) });
+    // In the network namespace of the container's init (Runc.run: it is not in the config).
+    return this.runc.exec(id, args, {
+      ...opts,
+      envArgs: execEnvArgs(oci.process?.env ?? []),
+      netnsPath: `/proc/${pid}/ns/net`,
+    });
   }
 
   createVolume(name: string, sizeMB: number): Promise<VolumeInfo> {
@@ -333,7 +413,10 @@ export class LocalEngine implements Engine {
   async leftovers(id: string, ip: string): Promise<string[]> {
     const paths = this.files.layout(id);
     const left = [...(await this.network.leftovers(id, ip))];
-    if (isMountPoint(paths.rootfs)) left.push(`mount ${paths.rootfs}`);
+    for (const rootfs of [paths.rootfs, this.rootfsDir(id)]) {
+      if (isMountPoint(rootfs)) left.push(`mount ${rootfs}`);
+    }
+    if (isMountPoint(diskPaths(paths.root).mnt)) left.push(`mount ${diskPaths(paths.root).mnt}`);
     left.push(
       ...this.cgroups.present(`${this.opts.cgroupParent ?? 'tarmac'}/${id}`).map((d) => `cgroup ${d}`),
     );
@@ -349,6 +432,40 @@ export class LocalEngine implements Engine {
       oomKills: this.cgroups.oomKills(rec.cgroup),
       stop: this.files.readStop(rec.id),
     });
+  }
+
+  /**
+   * The sandbox's root mount point: beside runc's state (/run/tarmac/rootfs/<id>), not under home.
+   * runc mounts the root from inside the user namespace, where root is an unmapped "other" to
+   * the host's directories: every component of the path must be searchable by others, and a home
+   * such as /root/.tarmac is not (/root is 0700). The runtime dir, volumes and files are bind
+   * sources, which runc 1.1 opens before it enters the user namespace.
+   */
+  private rootfsDir(id: string): string {
+    const dir = join(dirname(this.runc.root), 'rootfs');
+    if (!this.rootfsParentReady) {
+      mkdirSync(dir, { recursive: true });
+      chmodSync(dirname(this.runc.root), 0o755);
+      chmodSync(dir, 0o755);
+      this.rootfsParentReady = true;
+    }
+    return join(dir, id);
+  }
+
+  /**
+   * In the sandbox's netns: ports below 1024 bindable and ICMP datagram sockets (ping) open to
+   * every group. Root in the sandbox's user namespace holds no capability over a netns the host
+   * made (CAP_NET_BIND_SERVICE, and CAP_NET_RAW is gone), so these two per-netns sysctls give
+   * back what a container's root expects, and nothing more.
+   */
+  private async allowUnprivilegedPorts(netnsPath: string): Promise<void> {
+    await this.runner.run('nsenter', [
+      `--net=${netnsPath}`,
+      'sh',
+      '-c',
+      'echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start && ' +
+        'echo "0 2147483647" > /proc/sys/net/ipv4/ping_group_range',
+    ]);
   }
 
   private logTail(id: string, bytes = 600): string {
@@ -372,16 +489,27 @@ export class LocalEngine implements Engine {
   private async teardown(id: string, ip: string | null, keepUpper: boolean): Promise<void> {
     const paths = this.files.layout(id);
     await this.runc.delete(id);
-    if (isMountPoint(paths.rootfs)) {
-      const r = await this.runner.run('umount', [paths.rootfs], { allowFail: true });
-      if (r.code !== 0) await this.runner.run('umount', ['-l', paths.rootfs]);
+    // bundle/rootfs: where sandboxes made before user namespaces have their root.
+    for (const rootfs of [this.rootfsDir(id), paths.rootfs]) {
+      if (isMountPoint(rootfs)) {
+        const r = await this.runner.run('umount', [rootfs], { allowFail: true });
+        if (r.code !== 0) await this.runner.run('umount', ['-l', rootfs]);
+      }
     }
+    try {
+      rmdirSync(this.rootfsDir(id));
+    } catch {
+      // never made, or still mounted (lazily unmounting): nothing to do
+    }
+    await releaseSandboxDisk(this.runner, paths.root, keepUpper);
     await this.network.detach(id, ip);
     this.cgroups.remove(`${this.opts.cgroupParent ?? 'tarmac'}/${id}`);
     if (keepUpper) {
       for (const p of [
         paths.bundle,
         paths.work,
+        diskPaths(paths.root).image,
+        diskPaths(paths.root).mnt,
         join(paths.root, 'sandbox.json'),
         join(paths.root, 'stopped.json'),
       ]) {

@@ -181,9 +181,12 @@ export function engineIds(home: string): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((d) => !d.startsWith('.')) : [];
 }
 
-/** Host path of a file the sandbox wrote (its overlay upper dir): read without touching it. */
+/**
+ * A file the sandbox wrote, read on the host from its overlay upper dir (on the sandbox's own
+ * disk, packages/engine sandbox-disk.ts) without touching the sandbox.
+ */
 export function upperFile(home: string, engineId: string, path: string): string | undefined {
-  const file = join(home, 'sandboxes', engineId, 'upper', path);
+  const file = join(home, 'sandboxes', engineId, 'disk', 'upper', path);
   return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
 }
 
@@ -199,6 +202,7 @@ export function hostLeftovers(ids: string[]): string[] {
     const veth = `tv${createHash('sha256').update(id).digest('hex').slice(0, 12)}`;
     if (links.includes(veth)) left.push(`veth ${veth}`);
     if (mounts.includes(`/sandboxes/${id}/`)) left.push(`mount ${id}`);
+    if (mounts.includes(`/rootfs/${id} `)) left.push(`root mount ${id}`); // /run/tarmac/rootfs/<id>
   }
   return left;
 }
