@@ -108,6 +108,7 @@ async function main(): Promise<void> {
   const app = buildApp({
     changeFeed,
     validateImage: (ref) => sandboxPlane.validateImage(ref),
+    maxSandboxMemoryMB: sandboxPlane.engine.memoryCapacityMB,
     store,
     logger,
     signingKey,

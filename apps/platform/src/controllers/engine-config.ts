@@ -7,6 +7,11 @@
  *  - TARMAC_DOMAIN           domain of host-style sandbox URLs (localhost)
  *  - TARMAC_SANDBOXD_BUNDLE   the sandboxd bundle injected into sandboxes
  *  - TARMAC_TINI              a static tini (/usr/bin/tini-static)
+ *  - TARMAC_SANDBOX_DISK_MB   each sandbox's writable layer, MB (engine default 4096); writes past
+ *                             it fail with ENOSPC inside the sandbox (issue 19 item 5)
+ *  - TARMAC_SANDBOX_NOFILE    open files per sandbox process, RLIMIT_NOFILE (engine default 4096)
+ *  - TARMAC_MEMORY_OVERCOMMIT live sandboxes' memory limits may sum to the host's memory times
+ *                             this (engine default 1: never more than the host has; item 13)
  */
 import { lifecycleDurationSeconds } from '@tarmac/contract';
 
@@ -18,6 +23,8 @@ export interface EngineConfig {
   sandboxDomain: string;
   sandboxdBundle: string | undefined;
   tiniBinary: string;
+  /** Per-sandbox limits, passed to LocalEngine as they are (absent: the engine's defaults). */
+  limits: { defaultDiskMB?: number; nofileLimit?: number; memoryOvercommit?: number };
 }
 
 export class EngineConfigError extends Error {}
@@ -42,5 +49,26 @@ export function engineConfigFrom(env: Record<string, string | undefined>): Engin
     sandboxDomain: env.TARMAC_DOMAIN || 'localhost',
     sandboxdBundle: env.TARMAC_SANDBOXD_BUNDLE || undefined,
     tiniBinary: env.TARMAC_TINI || '/usr/bin/tini-static',
+    limits: {
+      ...optionalNumber(env, 'TARMAC_SANDBOX_DISK_MB', 'defaultDiskMB', { min: 64, integer: true }),
+      ...optionalNumber(env, 'TARMAC_SANDBOX_NOFILE', 'nofileLimit', { min: 64, integer: true }),
+      ...optionalNumber(env, 'TARMAC_MEMORY_OVERCOMMIT', 'memoryOvercommit', { min: 0.01, integer: false }),
+    },
   };
+}
+
+function optionalNumber<K extends string>(
+  env: Record<string, string | undefined>,
+  name: string,
+  key: K,
+  rule: { min: number; integer: boolean },
+): Partial<Record<K, number>> {
+  const text = env[name];
+  if (text === undefined || text === '') return {};
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < rule.min || (rule.integer && !Number.isInteger(n))) {
+    const what = rule.integer ? 'a whole number' : 'a number';
+    throw new EngineConfigError(`${name} must be ${what} of at least ${rule.min}, got "${text}"`);
+  }
+  return { [key]: n } as Partial<Record<K, number>>;
 }

@@ -58,6 +58,7 @@ export function startSandboxPlane(d: SandboxPlaneDeps): SandboxPlane {
     ...(d.config.imageDir ? { imageDir: d.config.imageDir } : {}),
     network: d.config.network,
     runtime: { nodeBinary: d.nodeBinary, tiniBinary: d.config.tiniBinary, sandboxdBundle: d.sandboxdBundle },
+    ...d.config.limits,
   });
   const box = new SecretBox(d.secretsKey);
   const controllers = startControllers({
