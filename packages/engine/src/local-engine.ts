@@ -5,6 +5,7 @@ import { chmodSync, mkdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { DiskPool } from './disk-pool.js';
 import { DEFAULT_MEMORY_OVERCOMMIT, MemoryLedger, memoryCapacityMB } from './capacity.js';
 import { Cgroups, detectCgroupVersion, type CgroupVersion } from './cgroups.js';
 import { systemClock, type Clock } from './clock.js';
@@ -84,6 +85,7 @@ export class LocalEngine implements Engine {
   private readonly shifted: ShiftedLayers;
   private ledgerCache: MemoryLedger | undefined;
   private rootfsParentReady = false;
+  private readonly diskPool: DiskPool;
 
   constructor(private readonly opts: LocalEngineOptions) {
     this.runner = opts.runner ?? new ProcessRunner();
@@ -100,6 +102,7 @@ export class LocalEngine implements Engine {
       this.idRange,
       this.runner,
     );
+    this.diskPool = new DiskPool(join(opts.home, 'disk-pool'), this.runner);
     this.volumeStore = new VolumeStore(join(opts.home, 'volumes'), this.runner, this.clock, this.idRange);
     this.files = new SandboxFiles(join(opts.home, 'sandboxes'));
     this.runtime = new RuntimeBuilder(opts.runtime, join(opts.home, 'runtime'), this.runner);
@@ -201,6 +204,7 @@ export class LocalEngine implements Engine {
       const [mounted, attached] = await Promise.allSettled([
         mountSandboxRoot(
           this.runner,
+          this.diskPool,
           { root: paths.root, rootfs: this.rootfsDir(spec.id) },
           [...lowerDirs].reverse(),
           diskMB,
@@ -270,12 +274,18 @@ export class LocalEngine implements Engine {
 
   async waitReady(id: string, timeoutMs = 10_000): Promise<void> {
     const rec = this.files.read(id);
-    await waitForHealth(`http://${rec.ip}:8080/health`, timeoutMs, this.clock, () => {
-      if (!this.runc.alive(id)) {
-        // The log's tail says why (a crash of sandboxd, a bad image): worth an event's message.
-        throw new EngineError(`sandbox ${id} exited before it became ready: ${this.logTail(id)}`);
-      }
-    });
+    try {
+      await waitForHealth(`http://${rec.ip}:8080/health`, timeoutMs, this.clock, () => {
+        if (!this.runc.alive(id)) {
+          // The log's tail says why (a crash of sandboxd, a bad image): worth an event's message.
+          throw new EngineError(`sandbox ${id} exited before it became ready: ${this.logTail(id)}`);
+        }
+      });
+    } finally {
+      // Format the next sandbox's disk now that this one has started (disk-pool.ts): not during
+      // its start, where mkfs would compete with runc and sandboxd for the CPU.
+      this.diskPool.fill(this.opts.defaultDiskMB ?? DEFAULT_DISK_MB);
+    }
   }
 
   async freeze(id: string): Promise<void> {

@@ -167,7 +167,7 @@ export function sandboxOciSpec(input: SandboxOciInput): object {
       ],
       uidMappings: idMappings(input.idRange),
       gidMappings: idMappings(input.idRange),
-      seccomp: sandboxSeccomp(),
+      seccomp: sandboxSeccomp(process.arch),
       maskedPaths: MASKED_PATHS,
       readonlyPaths: READONLY_PATHS,
     },

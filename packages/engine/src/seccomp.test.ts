@@ -2,14 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { sandboxSeccomp } from './seccomp.js';
 
 describe('sandbox seccomp profile (issue 19 item 9)', () => {
-  const profile = sandboxSeccomp();
+  const profile = sandboxSeccomp('x64');
   const allowedUnconditionally = new Set(
     profile.syscalls.filter((r) => r.action === 'SCMP_ACT_ALLOW' && !r.args).flatMap((r) => r.names),
   );
 
-  it('denies by default with EPERM', () => {
+  it('denies by default with EPERM, for the native ABI only', () => {
     expect(profile.defaultAction).toBe('SCMP_ACT_ERRNO');
     expect(profile.defaultErrnoRet).toBe(1);
+    expect(profile.architectures).toEqual(['SCMP_ARCH_X86_64']);
+    expect(sandboxSeccomp('arm64').architectures).toEqual(['SCMP_ARCH_AARCH64']);
   });
 
   it('allows none of what Docker denies a container without CAP_SYS_ADMIN, nor io_uring', () => {
