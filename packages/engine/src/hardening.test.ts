@@ -13,6 +13,8 @@ import { DEFAULT_ID_RANGE } from './userns.js';
 const missing = missingCapability();
 const home = process.env.TARMAC_ENGINE_TEST_HOME;
 const CAP_NET_RAW = 13;
+/** A bridge of this file's own: other test files rewrite the shared test bridge's filters. */
+const NETWORK = { bridge: 'tarmachrd0', subnet: '10.218.0.0/16' };
 
 describe.skipIf(missing !== null)(`sandbox hardening${missing ? ` (skipped: ${missing})` : ''}`, () => {
   let engine: LocalEngine;
@@ -22,8 +24,9 @@ describe.skipIf(missing !== null)(`sandbox hardening${missing ? ` (skipped: ${mi
 
   beforeAll(async () => {
     ensureSandboxdBundle();
-    engine = testEngine(home, { nofileLimit: 2048 });
+    engine = testEngine(home, { nofileLimit: 2048, network: NETWORK });
     await engine.ensureImage('tarmac/base:latest');
+    await engine.network.ensure();
     id = uniqueId('hard');
     created.push(id);
     await engine.createSandbox({ id, image: 'tarmac/base:latest', memoryMB: 512, diskMB: 256 });
@@ -88,6 +91,15 @@ describe.skipIf(missing !== null)(`sandbox hardening${missing ? ` (skipped: ${mi
     expect(await py(298, `${params},0,-1,-1,0`)).toMatch(/ret -1 errno Operation not permitted/);
     // Ordinary process creation still works (fork/clone without namespace flags).
     expect(await run('sh -c "echo child" & wait')).toContain('child');
+  }, 60_000);
+
+  it('sees its own network devices in /sys, read-only, and not the host’s', async () => {
+    expect((await run('ls /sys/class/net')).split('\n').filter(Boolean).sort()).toEqual([
+      'eth0',
+      'lo',
+      'rc=0',
+    ]);
+    expect(await run('touch /sys/x 2>&1')).toMatch(/Read-only file system[\s\S]*rc=1/);
   }, 60_000);
 
   it('has no CAP_NET_RAW: raw sockets fail; ports below 1024 and ping sockets still open', async () => {
@@ -162,6 +174,7 @@ except OSError as e: print('stopped', len(fds), e.strerror)"`,
     const smallHome = mkdtempSync(join(tmpdir(), 'tarmac-hardcap-'));
     const small = testEngine(smallHome, {
       hostMemoryMB: 1024,
+      network: NETWORK,
       imageDir: join(home ?? '/var/cache/tarmac-test', 'images'),
     });
     engines.push([small, smallHome]);

@@ -1,7 +1,7 @@
 // LocalEngine: sandboxes as runc containers on this host. All state lives on disk (sandbox
 // files, runc state, cgroups, mounts, netns), so any number of engine instances, including one in
 // a new platform process after a crash, see the same sandboxes: nothing is held only in memory.
-import { chmodSync, mkdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -27,6 +27,7 @@ import { BridgeNetwork, type NetworkConfig } from './network.js';
 import { CPU_PERIOD_US, DEFAULT_NOFILE_LIMIT, cpuQuota, sandboxOciSpec, type OciMount } from './oci-spec.js';
 import { Runc } from './runc.js';
 import { ProcessRunner, type CommandRunner, type RunResult } from './runner.js';
+import { RunMounts } from './run-mounts.js';
 import { RuntimeBuilder, sandboxArgs, IN_SANDBOX, type RuntimeSources } from './runtime-dir.js';
 import { execEnvArgs, sandboxdProcessEnv } from './sandboxd-env.js';
 import { SandboxFiles, type SandboxRecord } from './sandbox-files.js';
@@ -84,7 +85,7 @@ export class LocalEngine implements Engine {
   private readonly idRange: IdRange;
   private readonly shifted: ShiftedLayers;
   private ledgerCache: MemoryLedger | undefined;
-  private rootfsParentReady = false;
+  private readonly runMounts: RunMounts;
   private readonly diskPool: DiskPool;
 
   constructor(private readonly opts: LocalEngineOptions) {
@@ -113,6 +114,7 @@ export class LocalEngine implements Engine {
     // runc's state they mean nothing after a reboot (tmpfs).
     this.network = new BridgeNetwork(net, this.runner, join(dirname(runcRoot), 'net', net.bridge, 'leases'));
     this.runc = new Runc(this.runner, runcRoot, opts.runcBinary);
+    this.runMounts = new RunMounts(dirname(runcRoot), this.runner);
   }
 
   /** Detected on first use, not at construction (no I/O in constructors). */
@@ -205,13 +207,13 @@ export class LocalEngine implements Engine {
         mountSandboxRoot(
           this.runner,
           this.diskPool,
-          { root: paths.root, rootfs: this.rootfsDir(spec.id) },
+          { root: paths.root, rootfs: this.runMounts.rootfs(spec.id) },
           [...lowerDirs].reverse(),
           diskMB,
           this.idRange,
         ),
         this.network.attach(spec.id).then(async (net) => {
-          await this.allowUnprivilegedPorts(net.netnsPath);
+          await this.runMounts.prepareNetns(spec.id, net.netnsPath);
           return net;
         }),
       ]);
@@ -237,7 +239,8 @@ export class LocalEngine implements Engine {
       this.files.write(record);
       const env = mergeEnv(image.env, { HOSTNAME: spec.hostname ?? spec.id, ...spec.env });
       const oci = sandboxOciSpec({
-        rootfs: this.rootfsDir(spec.id),
+        rootfs: this.runMounts.rootfs(spec.id),
+        sysfs: this.runMounts.sysfs(spec.id),
         args: sandboxArgs(runtime),
         env: sandboxdProcessEnv(env),
         cwd: image.workingDir,
@@ -423,9 +426,7 @@ export class LocalEngine implements Engine {
   async leftovers(id: string, ip: string): Promise<string[]> {
     const paths = this.files.layout(id);
     const left = [...(await this.network.leftovers(id, ip))];
-    for (const rootfs of [paths.rootfs, this.rootfsDir(id)]) {
-      if (isMountPoint(rootfs)) left.push(`mount ${rootfs}`);
-    }
+    left.push(...this.runMounts.leftovers(id, paths.rootfs).map((m) => `mount ${m}`));
     if (isMountPoint(diskPaths(paths.root).mnt)) left.push(`mount ${diskPaths(paths.root).mnt}`);
     left.push(
       ...this.cgroups.present(`${this.opts.cgroupParent ?? 'tarmac'}/${id}`).map((d) => `cgroup ${d}`),
@@ -442,40 +443,6 @@ export class LocalEngine implements Engine {
       oomKills: this.cgroups.oomKills(rec.cgroup),
       stop: this.files.readStop(rec.id),
     });
-  }
-
-  /**
-   * The sandbox's root mount point: beside runc's state (/run/tarmac/rootfs/<id>), not under home.
-   * runc mounts the root from inside the user namespace, where root is an unmapped "other" to
-   * the host's directories: every component of the path must be searchable by others, and a home
-   * such as /root/.tarmac is not (/root is 0700). The runtime dir, volumes and files are bind
-   * sources, which runc 1.1 opens before it enters the user namespace.
-   */
-  private rootfsDir(id: string): string {
-    const dir = join(dirname(this.runc.root), 'rootfs');
-    if (!this.rootfsParentReady) {
-      mkdirSync(dir, { recursive: true });
-      chmodSync(dirname(this.runc.root), 0o755);
-      chmodSync(dir, 0o755);
-      this.rootfsParentReady = true;
-    }
-    return join(dir, id);
-  }
-
-  /**
-   * In the sandbox's netns: ports below 1024 bindable and ICMP datagram sockets (ping) open to
-   * every group. Root in the sandbox's user namespace holds no capability over a netns the host
-   * made (CAP_NET_BIND_SERVICE, and CAP_NET_RAW is gone), so these two per-netns sysctls give
-   * back what a container's root expects, and nothing more.
-   */
-  private async allowUnprivilegedPorts(netnsPath: string): Promise<void> {
-    await this.runner.run('nsenter', [
-      `--net=${netnsPath}`,
-      'sh',
-      '-c',
-      'echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start && ' +
-        'echo "0 2147483647" > /proc/sys/net/ipv4/ping_group_range',
-    ]);
   }
 
   private logTail(id: string, bytes = 600): string {
@@ -499,18 +466,7 @@ export class LocalEngine implements Engine {
   private async teardown(id: string, ip: string | null, keepUpper: boolean): Promise<void> {
     const paths = this.files.layout(id);
     await this.runc.delete(id);
-    // bundle/rootfs: where sandboxes made before user namespaces have their root.
-    for (const rootfs of [this.rootfsDir(id), paths.rootfs]) {
-      if (isMountPoint(rootfs)) {
-        const r = await this.runner.run('umount', [rootfs], { allowFail: true });
-        if (r.code !== 0) await this.runner.run('umount', ['-l', rootfs]);
-      }
-    }
-    try {
-      rmdirSync(this.rootfsDir(id));
-    } catch {
-      // never made, or still mounted (lazily unmounting): nothing to do
-    }
+    await this.runMounts.release(id, paths.rootfs);
     await releaseSandboxDisk(this.runner, paths.root, keepUpper);
     await this.network.detach(id, ip);
     this.cgroups.remove(`${this.opts.cgroupParent ?? 'tarmac'}/${id}`);

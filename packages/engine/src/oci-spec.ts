@@ -13,6 +13,8 @@ export interface OciMount {
 
 export interface SandboxOciInput {
   rootfs: string;
+  /** A sysfs mounted in the sandbox's netns (run-mounts.ts), bound read-only at /sys. */
+  sysfs: string;
   args: string[];
   env: string[];
   cwd: string;
@@ -68,7 +70,7 @@ const MASKED_PATHS = [
   '/sys/firmware',
   '/proc/scsi',
   '/sys/devices/virtual/powercap',
-  // host mounts that the recursive /sys bind brings along, where a host has them
+  // mount points in sysfs (empty in a fresh sysfs; covered in case a kernel fills them)
   '/sys/kernel/security',
   '/sys/kernel/debug',
   '/sys/kernel/tracing',
@@ -101,17 +103,6 @@ const BASE_MOUNTS: OciMount[] = [
     options: ['nosuid', 'noexec', 'nodev', 'mode=1777', 'size=65536k'],
   },
   { destination: '/dev/mqueue', type: 'mqueue', source: 'mqueue', options: ['nosuid', 'noexec', 'nodev'] },
-  // A bind of the host's /sys, not a new sysfs: the kernel refuses a sysfs mount to a user namespace
-  // that does not own the netns (ours is made by the host, network.ts). Recursive because the
-  // kernel refuses a plain bind that would uncover what the host mounted below (EINVAL); those
-  // mounts are covered: the cgroup mount below over /sys/fs/cgroup, MASKED_PATHS over the rest.
-  // Read-only; the sandbox's root is an unmapped "other" to every file in it.
-  {
-    destination: '/sys',
-    type: 'bind',
-    source: '/sys',
-    options: ['rbind', 'nosuid', 'noexec', 'nodev', 'ro'],
-  },
   {
     destination: '/sys/fs/cgroup',
     type: 'cgroup',
@@ -119,6 +110,9 @@ const BASE_MOUNTS: OciMount[] = [
     options: ['nosuid', 'noexec', 'nodev', 'relatime', 'ro'],
   },
 ];
+
+/** Where /sys goes in the mount list: after /dev/mqueue, before /sys/fs/cgroup. */
+const SYS_AT = BASE_MOUNTS.findIndex((m) => m.destination === '/sys/fs/cgroup');
 
 /** The CFS period the sandboxes' CPU quota is expressed over (µs). */
 export const CPU_PERIOD_US = 100_000;
@@ -145,7 +139,20 @@ export function sandboxOciSpec(input: SandboxOciInput): object {
     },
     root: { path: input.rootfs, readonly: false },
     hostname: input.hostname,
-    mounts: [...BASE_MOUNTS, ...input.extraMounts],
+    mounts: [
+      ...BASE_MOUNTS.slice(0, SYS_AT),
+      // Not a sysfs of its own: the kernel refuses that to a user namespace that does not own the
+      // netns (ours is made by the host). A sysfs the host mounted from inside the sandbox's netns,
+      // so /sys/class/net shows the sandbox's devices, read-only; nothing is mounted below it.
+      {
+        destination: '/sys',
+        type: 'bind',
+        source: input.sysfs,
+        options: ['bind', 'nosuid', 'noexec', 'nodev', 'ro'],
+      },
+      ...BASE_MOUNTS.slice(SYS_AT),
+      ...input.extraMounts,
+    ],
     linux: {
       cgroupsPath: input.cgroupsPath,
       resources: {

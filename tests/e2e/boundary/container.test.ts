@@ -181,5 +181,6 @@ except OSError as e: print('stopped', len(fds), e.strerror)"`,
     expect(await run('touch /sys/tarmac-probe 2>&1')).toMatch(/Read-only file system[\s\S]*rc=1/);
     expect(await run('(echo 1 > /sys/kernel/profiling) 2>&1')).not.toMatch(/rc=0/);
     expect(await run('ls /sys/fs/cgroup/memory 2>&1 | head -3')).not.toMatch(/tarmac/); // not the host's tree
+    expect(await run('ls /sys/class/net')).toMatch(/^eth0\nlo\nrc=0/); // its own netns, not the host's
   });
 });

@@ -202,7 +202,9 @@ export function hostLeftovers(ids: string[]): string[] {
     const veth = `tv${createHash('sha256').update(id).digest('hex').slice(0, 12)}`;
     if (links.includes(veth)) left.push(`veth ${veth}`);
     if (mounts.includes(`/sandboxes/${id}/`)) left.push(`mount ${id}`);
-    if (mounts.includes(`/rootfs/${id} `)) left.push(`root mount ${id}`); // /run/tarmac/rootfs/<id>
+    // /run/tarmac/rootfs/<id> and /run/tarmac/sysfs/<id> (packages/engine run-mounts.ts)
+    if (mounts.includes(`/rootfs/${id} `)) left.push(`root mount ${id}`);
+    if (mounts.includes(`/sysfs/${id} `)) left.push(`sysfs mount ${id}`);
   }
   return left;
 }
