@@ -146,6 +146,9 @@ async function main(): Promise<void> {
       TARMAC_SUBNET: '10.203.0.0/16',
       TARMAC_STANDBY_AFTER: '1s',
       TARMAC_SANDBOXD_BUNDLE: bundle,
+      // The resume pool (10) and density (DENSITY) sandboxes of MEMORY MB each are idle: their
+      // limits far exceed the host's memory, which the engine refuses by default (issue 19 item 13).
+      TARMAC_MEMORY_OVERCOMMIT: '1000',
     },
   });
   const made: string[] = [];

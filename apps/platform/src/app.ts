@@ -53,6 +53,8 @@ export interface PlatformDeps {
   hosts?: Partial<HostConfig>;
   /** Whether a sandbox image reference can be run (engine image store); accept-all when absent. */
   validateImage?: (ref: string, workspace: string) => Promise<boolean>;
+  /** Most memory (MB) one sandbox can have: the engine's capacity (400 on spec.runtime.memory above). */
+  maxSandboxMemoryMB?: number;
   /** USD per unit of each billing dimension (planes/metering/prices.ts); defaults when absent. */
   prices?: PriceTable;
 }
@@ -129,6 +131,7 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
       apiUrl: deps.apiUrl,
       signDriveToken: driveTokenSigner(deps.signingKey, 'tarmac', nowMs),
       ...(deps.validateImage ? { validateImage: deps.validateImage } : {}),
+      ...(deps.maxSandboxMemoryMB !== undefined ? { maxSandboxMemoryMB: deps.maxSandboxMemoryMB } : {}),
     }),
   );
   registerWorkloadCatalogueRoutes(

@@ -117,6 +117,8 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
   const app = buildApp(
     {
       validateImage: (ref, workspace) => sandboxPlane.validateImage(ref, workspace),
+      // A sandbox asking more memory than the engine can ever commit is a 400 (issue 19 item 13).
+      maxSandboxMemoryMB: sandboxPlane.memoryCapacityMB,
       store,
       logger,
       signingKey: r.signingKey,

@@ -80,3 +80,24 @@ describe('resolveConfig: TARMAC_ORPHAN_GRACE_SECONDS', () => {
     expect(() => at({ TARMAC_ORPHAN_GRACE_SECONDS: '1m' })).toThrow(/TARMAC_ORPHAN_GRACE_SECONDS/);
   });
 });
+
+describe('resolveConfig: sandbox limits (issue 19 items 5 and 13)', () => {
+  const at = (env: Record<string, string>) => resolveConfig({ flags: {}, env, homedir: '/home/ada' });
+  it('leaves the engine its defaults when nothing is set', () => {
+    expect(at({}).engine.limits).toEqual({});
+  });
+
+  it('passes disk, open files and overcommit through', () => {
+    expect(
+      at({ TARMAC_SANDBOX_DISK_MB: '2048', TARMAC_SANDBOX_NOFILE: '1024', TARMAC_MEMORY_OVERCOMMIT: '1.5' })
+        .engine.limits,
+    ).toEqual({ defaultDiskMB: 2048, nofileLimit: 1024, memoryOvercommit: 1.5 });
+  });
+
+  it('refuses values that cannot be limits, naming the variable', () => {
+    expect(() => at({ TARMAC_SANDBOX_DISK_MB: '10' })).toThrow(/TARMAC_SANDBOX_DISK_MB/);
+    expect(() => at({ TARMAC_SANDBOX_DISK_MB: '1.5e3x' })).toThrow(ConfigError);
+    expect(() => at({ TARMAC_SANDBOX_NOFILE: '100.5' })).toThrow(/TARMAC_SANDBOX_NOFILE/);
+    expect(() => at({ TARMAC_MEMORY_OVERCOMMIT: '0' })).toThrow(/TARMAC_MEMORY_OVERCOMMIT/);
+  });
+});

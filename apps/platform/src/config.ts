@@ -64,6 +64,15 @@ export const platformEnvSchema = z.object({
    */
   TARMAC_EGRESS_ALLOW_CIDRS: optional,
 
+  /** Each sandbox's writable layer, MB (engine default 4096); past it, ENOSPC inside (issue 19 item 5). */
+  TARMAC_SANDBOX_DISK_MB: optional,
+  /** Open files per sandbox process, RLIMIT_NOFILE (engine default 4096; issue 19 item 13). */
+  TARMAC_SANDBOX_NOFILE: optional,
+  /**
+   * Live sandboxes' memory limits may sum to the host's memory times this (engine default 1: never
+   * more than the host has; issue 19 item 13).
+   */
+  TARMAC_MEMORY_OVERCOMMIT: optional,
   /** Age before a container with no record is removed, whole seconds (60; orphan-reaper.ts). */
   TARMAC_ORPHAN_GRACE_SECONDS: optional,
 
@@ -155,6 +164,22 @@ export function resolveConfig({ flags, env, homedir }: ConfigSources): PlatformC
   };
 }
 
+/** A number setting under `key`, or nothing when unset (the engine's default applies). */
+function optionalNumber<K extends string>(
+  text: string | undefined,
+  name: string,
+  key: K,
+  rule: { min: number; integer: boolean },
+): Partial<Record<K, number>> {
+  if (text === undefined) return {};
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < rule.min || (rule.integer && !Number.isInteger(n))) {
+    const what = rule.integer ? 'a whole number' : 'a number';
+    throw new ConfigError(`${name} must be ${what} of at least ${rule.min}, got "${text}"`);
+  }
+  return { [key]: n } as Partial<Record<K, number>>;
+}
+
 /** Whole megabytes as bytes; unset is undefined (the consumer's default). */
 function megabytes(text: string | undefined, name: string): number | undefined {
   if (text === undefined) return undefined;
@@ -189,6 +214,20 @@ function engineConfig(e: PlatformEnv): EngineConfig {
   }
   return {
     orphanGraceMs: Number(graceText) * 1000,
+    limits: {
+      ...optionalNumber(e.TARMAC_SANDBOX_DISK_MB, 'TARMAC_SANDBOX_DISK_MB', 'defaultDiskMB', {
+        min: 64,
+        integer: true,
+      }),
+      ...optionalNumber(e.TARMAC_SANDBOX_NOFILE, 'TARMAC_SANDBOX_NOFILE', 'nofileLimit', {
+        min: 64,
+        integer: true,
+      }),
+      ...optionalNumber(e.TARMAC_MEMORY_OVERCOMMIT, 'TARMAC_MEMORY_OVERCOMMIT', 'memoryOvercommit', {
+        min: 0.01,
+        integer: false,
+      }),
+    },
     standbyAfterMs: standbySeconds * 1000,
     imageDir: e.TARMAC_IMAGE_DIR,
     maxImageArchiveBytes: megabytes(e.TARMAC_IMAGE_MAX_ARCHIVE_MB, 'TARMAC_IMAGE_MAX_ARCHIVE_MB'),

@@ -25,6 +25,8 @@ export interface SandboxSpec {
   memoryMB: number;
   /** Max processes in the sandbox's cgroup (default 1024). */
   pidsLimit?: number;
+  /** Size of the sandbox's writable layer in MB (default: the engine's defaultDiskMB). */
+  diskMB?: number;
   env?: Record<string, string>;
   hostname?: string;
   ports?: PortSpec[];

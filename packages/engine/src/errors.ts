@@ -89,3 +89,6 @@ export class CommandError extends EngineError {
     super(`${command} failed (${code ?? 'signal'}): ${stderr.trim().slice(0, 2000)}`);
   }
 }
+
+/** The host cannot give a sandbox the memory it asks for (issue 19 item 13). */
+export class InsufficientCapacityError extends EngineError {}

@@ -17,6 +17,7 @@ export {
   EngineUnavailableError,
   FreezeAbortedError,
   ImageNotFoundError,
+  InsufficientCapacityError,
   InvalidImageError,
   InvalidSpecError,
   SandboxExistsError,
@@ -27,6 +28,10 @@ export {
   isTransientHostError,
 } from './errors.js';
 export { LocalEngine, DEFAULT_NETWORK, type LocalEngineOptions } from './local-engine.js';
+export { DEFAULT_DISK_MB } from './sandbox-disk.js';
+export { DEFAULT_NOFILE_LIMIT } from './oci-spec.js';
+export { DEFAULT_MEMORY_OVERCOMMIT } from './capacity.js';
+export { DEFAULT_ID_RANGE, type IdRange } from './userns.js';
 export type { NetworkConfig } from './network.js';
 export type { RuntimeSources } from './runtime-dir.js';
 export type { BaseImageOptions } from './images/base-image.js';

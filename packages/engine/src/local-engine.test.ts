@@ -98,7 +98,7 @@ describe.skipIf(missing !== null)(`LocalEngine lifecycle${missing ? ` (skipped: 
       info.id,
       "nohup sh -c 'i=0; while true; do i=$((i+1)); echo $i > /tmp/counter; sleep 0.01; done' >/dev/null 2>&1 &",
     );
-    const counterFile = join(info.id, 'upper/tmp/counter');
+    const counterFile = join(info.id, 'disk/upper/tmp/counter');
     const read = () =>
       Number(readFileSync(join(engineHome(engine), 'sandboxes', counterFile), 'utf8').trim() || '0');
     await waitUntil(() => read() > 5);
@@ -132,7 +132,7 @@ describe.skipIf(missing !== null)(`LocalEngine lifecycle${missing ? ` (skipped: 
     const stopped = await engine.stopSandbox(info.id, 5);
     expect(performance.now() - t).toBeLessThan(4000);
     expect(stopped).toMatchObject({ status: 'STOPPED', reason: 'stopped', exitCode: 143, oomKilled: false });
-    expect(readFileSync(join(engineHome(engine), 'sandboxes', info.id, 'upper/tmp/term'), 'utf8')).toBe(
+    expect(readFileSync(join(engineHome(engine), 'sandboxes', info.id, 'disk/upper/tmp/term'), 'utf8')).toBe(
       'got-term\n',
     );
   }, 30_000);

@@ -2,8 +2,11 @@
 // files, runc state, cgroups, mounts, netns), so any number of engine instances, including one in
 // a new platform process after a crash, see the same sandboxes: nothing is held only in memory.
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { DiskPool } from './disk-pool.js';
+import { DEFAULT_MEMORY_OVERCOMMIT, MemoryLedger, memoryCapacityMB } from './capacity.js';
 import { Cgroups, detectCgroupVersion, type CgroupVersion } from './cgroups.js';
 import { systemClock, type Clock } from './clock.js';
 import type {
@@ -22,14 +25,17 @@ import { ImageStore } from './images/image-store.js';
 import { DEFAULT_IMPORT_LIMITS, type ImportLimits } from './images/import-limits.js';
 import { isMountPoint } from './mounts.js';
 import { BridgeNetwork, type NetworkConfig } from './network.js';
-import { CPU_PERIOD_US, cpuQuota, sandboxOciSpec, type OciMount } from './oci-spec.js';
+import { CPU_PERIOD_US, DEFAULT_NOFILE_LIMIT, cpuQuota, sandboxOciSpec, type OciMount } from './oci-spec.js';
 import { Runc } from './runc.js';
 import { ProcessRunner, type CommandRunner, type RunResult } from './runner.js';
+import { RunMounts } from './run-mounts.js';
 import { RuntimeBuilder, sandboxArgs, IN_SANDBOX, type RuntimeSources } from './runtime-dir.js';
 import { execEnvArgs, sandboxdProcessEnv } from './sandboxd-env.js';
 import { SandboxFiles, type SandboxRecord } from './sandbox-files.js';
+import { DEFAULT_DISK_MB, diskPaths, mountSandboxRoot, releaseSandboxDisk } from './sandbox-disk.js';
 import { describeSandbox } from './sandbox-status.js';
 import { mergeEnv, validate } from './spec.js';
+import { DEFAULT_ID_RANGE, ShiftedLayers, shiftedLayersDir, type IdRange } from './userns.js';
 import { VolumeStore } from './volumes.js';
 
 export interface LocalEngineOptions {
@@ -54,6 +60,16 @@ export interface LocalEngineOptions {
   /** Bounds on one image import (defaults: DEFAULT_IMPORT_LIMITS, images/import-limits.ts). */
   importLimits?: Partial<ImportLimits>;
   defaultPidsLimit?: number;
+  /** Each sandbox's writable layer, MB, unless its spec says (default DEFAULT_DISK_MB, 4 GiB). */
+  defaultDiskMB?: number;
+  /** RLIMIT_NOFILE of sandbox processes (default DEFAULT_NOFILE_LIMIT). */
+  nofileLimit?: number;
+  /** Host ids root..n in sandboxes map to (default DEFAULT_ID_RANGE). */
+  idRange?: IdRange;
+  /** The host's memory in MB (default: os.totalmem()). */
+  hostMemoryMB?: number;
+  /** Live sandboxes' memory limits may sum to hostMemoryMB times this (default 1). */
+  memoryOvercommit?: number;
 }
 
 export const DEFAULT_NETWORK: NetworkConfig = { bridge: 'tarmac0', subnet: '10.200.0.0/16' };
@@ -69,6 +85,11 @@ export class LocalEngine implements Engine {
   private readonly clock: Clock;
   private cgroupsCache: Cgroups | undefined;
   private readonly cgroupOf = new Map<string, string>();
+  private readonly idRange: IdRange;
+  private readonly shifted: ShiftedLayers;
+  private ledgerCache: MemoryLedger | undefined;
+  private readonly runMounts: RunMounts;
+  private readonly diskPool: DiskPool;
 
   constructor(private readonly opts: LocalEngineOptions) {
     this.runner = opts.runner ?? new ProcessRunner();
@@ -80,7 +101,14 @@ export class LocalEngine implements Engine {
       opts.baseImage,
       { ...DEFAULT_IMPORT_LIMITS, ...opts.importLimits },
     );
-    this.volumeStore = new VolumeStore(join(opts.home, 'volumes'), this.runner, this.clock);
+    this.idRange = opts.idRange ?? DEFAULT_ID_RANGE;
+    this.shifted = new ShiftedLayers(
+      shiftedLayersDir(opts.imageDir ?? join(opts.home, 'images'), this.idRange),
+      this.idRange,
+      this.runner,
+    );
+    this.diskPool = new DiskPool(join(opts.home, 'disk-pool'), this.runner);
+    this.volumeStore = new VolumeStore(join(opts.home, 'volumes'), this.runner, this.clock, this.idRange);
     this.files = new SandboxFiles(join(opts.home, 'sandboxes'));
     this.runtime = new RuntimeBuilder(opts.runtime, join(opts.home, 'runtime'), this.runner);
     const net = { ...DEFAULT_NETWORK, ...opts.network };
@@ -90,6 +118,7 @@ export class LocalEngine implements Engine {
     // runc's state they mean nothing after a reboot (tmpfs).
     this.network = new BridgeNetwork(net, this.runner, join(dirname(runcRoot), 'net', net.bridge, 'leases'));
     this.runc = new Runc(this.runner, runcRoot, opts.runcBinary);
+    this.runMounts = new RunMounts(dirname(runcRoot), this.runner);
   }
 
   /** Detected on first use, not at construction (no I/O in constructors). */
@@ -100,6 +129,39 @@ export class LocalEngine implements Engine {
       this.opts.cgroupRoot,
     );
     return this.cgroupsCache;
+  }
+
+  /**
+   * Memory (MB) this engine commits to sandboxes at most: the host's memory times the overcommit
+   * ratio. A sandbox asking for more can never run here (the API refuses it up front); the sum
+   * of live sandboxes' limits is held to it at create and resize (InsufficientCapacityError).
+   */
+  get memoryCapacityMB(): number {
+    return this.ledger.capacityMB;
+  }
+
+  private get ledger(): MemoryLedger {
+    this.ledgerCache ??= new MemoryLedger(
+      memoryCapacityMB(
+        this.opts.hostMemoryMB ?? Math.floor(totalmem() / 1024 / 1024),
+        this.opts.memoryOvercommit ?? DEFAULT_MEMORY_OVERCOMMIT,
+      ),
+    );
+    return this.ledgerCache;
+  }
+
+  /** Memory limits of sandboxes whose init is alive (stopped ones hold no memory). */
+  private liveMemory(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const id of this.files.ids()) {
+      try {
+        const rec = this.files.read(id);
+        if (this.runc.alive(id)) out.set(id, rec.memoryMB);
+      } catch (err) {
+        if (!(err instanceof SandboxNotFoundError)) throw err;
+      }
+    }
+    return out;
   }
 
   ensureImage(ref: string): Promise<ImageInfo> {
@@ -113,8 +175,21 @@ export class LocalEngine implements Engine {
   async createSandbox(spec: SandboxSpec): Promise<SandboxInfo> {
     validate(spec);
     await this.images.ensure(spec.image); // ImageNotFoundError before anything is allocated
+    const release = this.ledger.reserve(spec.id, spec.memoryMB, this.liveMemory());
+    try {
+      return await this.create(spec);
+    } finally {
+      release();
+    }
+  }
+
+  private async create(spec: SandboxSpec): Promise<SandboxInfo> {
     const image = this.images.resolve(spec.image);
-    const runtime = await this.runtime.ensure();
+    // Lowers owned by the sandbox's ids (userns.ts): made once per image layer, then a stat.
+    const [runtime, lowerDirs] = await Promise.all([
+      this.runtime.ensure(),
+      this.shifted.layers(image.layerDirs),
+    ]);
     const volumeMounts: OciMount[] = [];
     for (const v of spec.volumes ?? []) {
       this.assertVolumeFree(v.volume, spec.id);
@@ -126,24 +201,25 @@ export class LocalEngine implements Engine {
     const paths = this.files.layout(spec.id);
     let ip: string | null = null;
     try {
-      for (const d of [paths.upper, paths.work, paths.rootfs, join(paths.root, 'logs')]) {
-        mkdirSync(d, { recursive: true });
-      }
+      for (const d of [paths.bundle, join(paths.root, 'logs')]) mkdirSync(d, { recursive: true });
+      const diskMB = spec.diskMB ?? this.opts.defaultDiskMB ?? DEFAULT_DISK_MB;
+      // The root (sandbox disk + overlay) and the netns wiring are independent spawns: run them
+      // together (the create path's latency, ARCHITECTURE.md "Start-up"). Settled both, so a
+      // failure of one still lets teardown release what the other made (the address lease).
       // overlayfs lists lowers top first; image layers are stored bottom first.
-      const lower = [...image.layerDirs].reverse().join(':');
-      // The overlay mount and the netns wiring are independent spawns: run them together (the
-      // create path's latency, ARCHITECTURE.md "Start-up"). Settled both, so a failure of one
-      // still lets teardown release what the other made (the address lease).
       const [mounted, attached] = await Promise.allSettled([
-        this.runner.run('mount', [
-          '-t',
-          'overlay',
-          'overlay',
-          '-o',
-          `lowerdir=${lower},upperdir=${paths.upper},workdir=${paths.work}`,
-          paths.rootfs,
-        ]),
-        this.network.attach(spec.id),
+        mountSandboxRoot(
+          this.runner,
+          this.diskPool,
+          { root: paths.root, rootfs: this.runMounts.rootfs(spec.id) },
+          [...lowerDirs].reverse(),
+          diskMB,
+          this.idRange,
+        ),
+        this.network.attach(spec.id).then(async (net) => {
+          await this.runMounts.prepareNetns(spec.id, net.netnsPath);
+          return net;
+        }),
       ]);
       if (attached.status === 'fulfilled') ip = attached.value.ip;
       if (mounted.status === 'rejected') throw mounted.reason;
@@ -158,6 +234,7 @@ export class LocalEngine implements Engine {
         createdAt: this.clock.date().toISOString(),
         memoryMB: spec.memoryMB,
         pidsLimit: spec.pidsLimit ?? this.opts.defaultPidsLimit ?? 1024,
+        diskMB,
         ports: spec.ports ?? [],
         volumes: spec.volumes ?? [],
         labels: spec.labels ?? {},
@@ -166,15 +243,17 @@ export class LocalEngine implements Engine {
       this.files.write(record);
       const env = mergeEnv(image.env, { HOSTNAME: spec.hostname ?? spec.id, ...spec.env });
       const oci = sandboxOciSpec({
-        rootfs: paths.rootfs,
+        rootfs: this.runMounts.rootfs(spec.id),
+        sysfs: this.runMounts.sysfs(spec.id),
         args: sandboxArgs(runtime),
         env: sandboxdProcessEnv(env),
         cwd: image.workingDir,
         hostname: spec.hostname ?? spec.id,
         cgroupsPath: `/${cgroup}`,
-        netnsPath: net.netnsPath,
         memoryMB: record.memoryMB,
         pidsLimit: record.pidsLimit,
+        nofileLimit: this.opts.nofileLimit ?? DEFAULT_NOFILE_LIMIT,
+        idRange: this.idRange,
         extraMounts: [
           {
             destination: IN_SANDBOX.dir,
@@ -192,7 +271,7 @@ export class LocalEngine implements Engine {
         ],
       });
       writeFileSync(join(paths.bundle, 'config.json'), JSON.stringify(oci));
-      await this.runc.run(spec.id, paths.bundle, paths.log);
+      await this.runc.run(spec.id, paths.bundle, paths.log, net.netnsPath);
       return this.info(record);
     } catch (err) {
       await this.teardown(spec.id, ip, false).catch(() => undefined);
@@ -202,12 +281,18 @@ export class LocalEngine implements Engine {
 
   async waitReady(id: string, timeoutMs = 10_000): Promise<void> {
     const rec = this.files.read(id);
-    await waitForHealth(`http://${rec.ip}:8080/health`, timeoutMs, this.clock, () => {
-      if (!this.runc.alive(id)) {
-        // The log's tail says why (a crash of sandboxd, a bad image): worth an event's message.
-        throw new EngineError(`sandbox ${id} exited before it became ready: ${this.logTail(id)}`);
-      }
-    });
+    try {
+      await waitForHealth(`http://${rec.ip}:8080/health`, timeoutMs, this.clock, () => {
+        if (!this.runc.alive(id)) {
+          // The log's tail says why (a crash of sandboxd, a bad image): worth an event's message.
+          throw new EngineError(`sandbox ${id} exited before it became ready: ${this.logTail(id)}`);
+        }
+      });
+    } finally {
+      // Format the next sandbox's disk now that this one has started (disk-pool.ts): not during
+      // its start, where mkfs would compete with runc and sandboxd for the CPU.
+      this.diskPool.fill(this.opts.defaultDiskMB ?? DEFAULT_DISK_MB);
+    }
   }
 
   async freeze(id: string): Promise<void> {
@@ -247,6 +332,7 @@ export class LocalEngine implements Engine {
     if (rec.memoryMB === memoryMB) return this.info(rec);
     validate({ id, image: rec.image, memoryMB });
     if (!this.runc.alive(id)) throw new EngineError(`sandbox ${id} is not running`);
+    this.ledger.check(id, memoryMB, this.liveMemory());
     await this.runc.update(id, {
       memoryBytes: memoryMB * 1024 * 1024,
       cpuQuota: cpuQuota(memoryMB),
@@ -303,10 +389,17 @@ export class LocalEngine implements Engine {
   /** Runs a command inside a running sandbox (debugging and tests; not part of Engine). */
   exec(id: string, args: string[], opts: { timeoutMs?: number; input?: string } = {}): Promise<RunResult> {
     this.files.read(id);
+    const pid = this.runc.alive(id)?.pid;
+    if (pid === undefined) throw new EngineError(`sandbox ${id} is not running`);
     const oci = JSON.parse(readFileSync(join(this.files.layout(id).bundle, 'config.json'), 'utf8')) as {
       process?: { env?: string[] };
     };
-    return this.runc.exec(id, args, { ...opts, envArgs: execEnvArgs(oci.process?.env ?? []) });
+    // In the network namespace of the container's init (Runc.run: it is not in the config).
+    return this.runc.exec(id, args, {
+      ...opts,
+      envArgs: execEnvArgs(oci.process?.env ?? []),
+      netnsPath: `/proc/${pid}/ns/net`,
+    });
   }
 
   createVolume(name: string, sizeMB: number): Promise<VolumeInfo> {
@@ -337,7 +430,8 @@ export class LocalEngine implements Engine {
   async leftovers(id: string, ip: string): Promise<string[]> {
     const paths = this.files.layout(id);
     const left = [...(await this.network.leftovers(id, ip))];
-    if (isMountPoint(paths.rootfs)) left.push(`mount ${paths.rootfs}`);
+    left.push(...this.runMounts.leftovers(id, paths.rootfs).map((m) => `mount ${m}`));
+    if (isMountPoint(diskPaths(paths.root).mnt)) left.push(`mount ${diskPaths(paths.root).mnt}`);
     left.push(
       ...this.cgroups.present(`${this.opts.cgroupParent ?? 'tarmac'}/${id}`).map((d) => `cgroup ${d}`),
     );
@@ -376,16 +470,16 @@ export class LocalEngine implements Engine {
   private async teardown(id: string, ip: string | null, keepUpper: boolean): Promise<void> {
     const paths = this.files.layout(id);
     await this.runc.delete(id);
-    if (isMountPoint(paths.rootfs)) {
-      const r = await this.runner.run('umount', [paths.rootfs], { allowFail: true });
-      if (r.code !== 0) await this.runner.run('umount', ['-l', paths.rootfs]);
-    }
+    await this.runMounts.release(id, paths.rootfs);
+    await releaseSandboxDisk(this.runner, paths.root, keepUpper);
     await this.network.detach(id, ip);
     this.cgroups.remove(`${this.opts.cgroupParent ?? 'tarmac'}/${id}`);
     if (keepUpper) {
       for (const p of [
         paths.bundle,
         paths.work,
+        diskPaths(paths.root).image,
+        diskPaths(paths.root).mnt,
         join(paths.root, 'sandbox.json'),
         join(paths.root, 'stopped.json'),
       ]) {

@@ -20,12 +20,17 @@ export class Runc {
     private readonly binary = 'runc',
   ) {}
 
-  async run(id: string, bundle: string, logFile: string): Promise<void> {
+  /**
+   * Starts the container. With `netnsPath`, runc runs inside that network namespace and the
+   * container, which has no network namespace of its own in its config, stays in it: a netns the
+   * host made cannot be joined by a process already in the container's user namespace, which is
+   * what runc 1.1's `exec` does for every namespace in the config (oci-spec.ts).
+   */
+  async run(id: string, bundle: string, logFile: string, netnsPath?: string): Promise<void> {
     const fd = openSync(logFile, 'a');
     try {
       const res = await this.runner.run(
-        this.binary,
-        ['--root', this.root, 'run', '--detach', '--bundle', bundle, id],
+        ...this.inNetns(netnsPath, ['--root', this.root, 'run', '--detach', '--bundle', bundle, id]),
         { stdoutFd: fd, stderrFd: fd, detached: true, allowFail: true },
       );
       if (res.code !== 0) {
@@ -72,16 +77,25 @@ export class Runc {
     await this.runner.run(this.binary, ['--root', this.root, 'delete', '--force', id], { allowFail: true });
   }
 
+  /** Runs a command in the container; `netnsPath`: its network namespace (see run()). */
   exec(
     id: string,
     args: string[],
-    opts: { timeoutMs?: number; input?: string; envArgs?: string[] } = {},
+    opts: { timeoutMs?: number; input?: string; envArgs?: string[]; netnsPath?: string } = {},
   ): Promise<RunResult> {
-    const { envArgs = [], ...run } = opts;
-    return this.runner.run(this.binary, ['--root', this.root, 'exec', ...envArgs, id, ...args], {
-      allowFail: true,
-      ...run,
-    });
+    const { envArgs = [], netnsPath, ...run } = opts;
+    return this.runner.run(
+      ...this.inNetns(netnsPath, ['--root', this.root, 'exec', ...envArgs, id, ...args]),
+      {
+        allowFail: true,
+        ...run,
+      },
+    );
+  }
+
+  private inNetns(netnsPath: string | undefined, args: string[]): [string, string[]] {
+    if (netnsPath === undefined) return [this.binary, args];
+    return ['nsenter', [`--net=${netnsPath}`, '--', this.binary, ...args]];
   }
 
   /**

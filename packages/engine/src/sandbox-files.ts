@@ -2,7 +2,8 @@
 //   sandbox.json   what was asked for and what was assigned (ip, cgroup, image layers)
 //   stopped.json   written by stopSandbox: why and how it stopped
 //   bundle/        runc bundle (config.json); bundle/rootfs is the overlay mount point
-//   upper/ work/   the overlay's writable layer
+//   disk.img disk/ the sandbox's own ext4 (sandbox-disk.ts), holding the overlay's upper/ and work/
+//   upper/         with DeleteOptions.keepUpper: the writes, kept after delete
 //   logs/          container stdout/stderr
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +18,8 @@ export interface SandboxRecord {
   createdAt: string;
   memoryMB: number;
   pidsLimit: number;
+  /** Size of the sandbox's writable layer (absent: made before sandboxes had disks). */
+  diskMB?: number;
   ports: PortSpec[];
   volumes: VolumeMount[];
   labels: Record<string, string>;

@@ -9,6 +9,9 @@ export function validate(spec: SandboxSpec): void {
   if (!Number.isInteger(spec.memoryMB) || spec.memoryMB < 64) {
     throw new InvalidSpecError('memoryMB must be an integer >= 64');
   }
+  if (spec.diskMB !== undefined && (!Number.isInteger(spec.diskMB) || spec.diskMB < 64)) {
+    throw new InvalidSpecError('diskMB must be an integer >= 64');
+  }
   for (const v of spec.volumes ?? []) {
     if (!v.mountPath.startsWith('/') || v.mountPath.split('/').includes('..')) {
       throw new InvalidSpecError(`invalid mountPath ${v.mountPath}`);

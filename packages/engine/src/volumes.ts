@@ -2,6 +2,9 @@
 // ext4 on a fixed-size file really stops writes at the size (ENOSPC), survives sandbox deletion,
 // and is bind-mounted into sandboxes (read-only when asked). Volumes grow online (never shrink):
 // the image is extended, the loop device re-reads its size and resize2fs grows the mounted ext4.
+// Sandboxes run in a user namespace (userns.ts): a volume's files belong to the sandbox's ids, so
+// root inside owns them and a host uid never does; a volume written before that is re-owned once
+// when it is next mounted.
 import {
   closeSync,
   existsSync,
@@ -12,6 +15,7 @@ import {
   readFileSync,
   readdirSync,
   rmSync,
+  statSync,
 } from 'node:fs';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,6 +31,7 @@ import {
 } from './errors.js';
 import { isMountPoint } from './mounts.js';
 import type { CommandRunner } from './runner.js';
+import { shiftTree, type IdRange } from './userns.js';
 
 const NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
@@ -45,6 +50,7 @@ export class VolumeStore {
     private readonly dir: string,
     private readonly runner: CommandRunner,
     private readonly clock: Clock,
+    private readonly idRange: IdRange,
   ) {}
 
   async create(name: string, sizeMB: number): Promise<VolumeInfo> {
@@ -162,6 +168,8 @@ export class VolumeStore {
     if (!isMountPoint(mnt)) {
       await this.runner.run('mount', ['-o', 'loop,nodev,nosuid', join(this.dir, name, 'disk.img'), mnt]);
     }
+    // New volumes (root-owned by mkfs) and ones from before user namespaces: one walk, once.
+    if (statSync(mnt).uid !== this.idRange.base) shiftTree(mnt, this.idRange);
     return { name, sizeMB: rec.sizeMB, path: mnt };
   }
 

@@ -181,9 +181,12 @@ export function engineIds(home: string): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((d) => !d.startsWith('.')) : [];
 }
 
-/** Host path of a file the sandbox wrote (its overlay upper dir): read without touching it. */
+/**
+ * A file the sandbox wrote, read on the host from its overlay upper dir (on the sandbox's own
+ * disk, packages/engine sandbox-disk.ts) without touching the sandbox.
+ */
 export function upperFile(home: string, engineId: string, path: string): string | undefined {
-  const file = join(home, 'sandboxes', engineId, 'upper', path);
+  const file = join(home, 'sandboxes', engineId, 'disk', 'upper', path);
   return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
 }
 
@@ -202,6 +205,9 @@ export function hostLeftovers(ids: string[]): string[] {
     if (links.includes(veth)) left.push(`veth ${veth}`);
     if (pins.includes(`"${veth}"`)) left.push(`pin ${veth}`);
     if (mounts.includes(`/sandboxes/${id}/`)) left.push(`mount ${id}`);
+    // /run/tarmac/rootfs/<id> and /run/tarmac/sysfs/<id> (packages/engine run-mounts.ts)
+    if (mounts.includes(`/rootfs/${id} `)) left.push(`root mount ${id}`);
+    if (mounts.includes(`/sysfs/${id} `)) left.push(`sysfs mount ${id}`);
   }
   return left;
 }

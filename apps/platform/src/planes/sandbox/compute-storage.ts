@@ -19,6 +19,8 @@ export const computeStorageRoutes: readonly RouteSpec[] = [
 
 export interface ComputeStorageDeps extends CollectionDeps {
   validateImage?: (ref: string, workspace: string) => Promise<boolean>;
+  /** SandboxServiceDeps.maxMemoryMB. */
+  maxSandboxMemoryMB?: number;
   signDriveToken: DriveTokenSigner;
 }
 
@@ -31,6 +33,7 @@ export function computeStorageServices(deps: ComputeStorageDeps) {
     ...deps,
     volumes,
     ...(deps.validateImage ? { validateImage: deps.validateImage } : {}),
+    ...(deps.maxSandboxMemoryMB !== undefined ? { maxMemoryMB: deps.maxSandboxMemoryMB } : {}),
     onDelete: (workspace, name) => late.previews?.removeAllOf(workspace, name) ?? Promise.resolve(),
   });
   const previews = (late.previews = new PreviewsService(deps, sandboxes));

@@ -60,6 +60,8 @@ export interface SandboxPlane {
   /** For egress: creates the sandbox bridge, and names a sandbox's network namespace. */
   ensureBridge(): Promise<void>;
   netnsOf(engineId: string): string;
+  /** Most memory (MB) the engine commits to sandboxes in total (host memory x overcommit). */
+  memoryCapacityMB: number;
   controllers: Controllers;
   gateway: SandboxGateway;
   /** Serves preview hosts (previews/preview-gateway.ts). */
@@ -82,6 +84,7 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
       ? { importLimits: { maxArchiveBytes: d.config.maxImageArchiveBytes } }
       : {}),
     runtime: { nodeBinary: d.nodeBinary, tiniBinary: d.config.tiniBinary, sandboxdBundle: d.sandboxdBundle },
+    ...d.config.limits,
   });
   // Images are per workspace (issue 19 item 2). Before the controllers start, images of an older
   // layout move into their workspace's namespace; a store shared by several homes is not ours to sort.
@@ -178,6 +181,7 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
   return {
     engine,
     ensureBridge: () => engine.network.ensure(),
+    memoryCapacityMB: engine.memoryCapacityMB,
     netnsOf: (engineId) => engine.network.netnsName(engineId),
     controllers,
     gateway,

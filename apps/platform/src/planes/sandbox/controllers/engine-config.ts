@@ -16,4 +16,6 @@ export interface EngineConfig {
   tiniBinary: string;
   /** Age before a container with no record is removed (TARMAC_ORPHAN_GRACE_SECONDS; orphan-reaper.ts). */
   orphanGraceMs: number;
+  /** Per-sandbox limits (TARMAC_SANDBOX_DISK_MB, _NOFILE, TARMAC_MEMORY_OVERCOMMIT), to LocalEngine as they are. */
+  limits: { defaultDiskMB?: number; nofileLimit?: number; memoryOvercommit?: number };
 }

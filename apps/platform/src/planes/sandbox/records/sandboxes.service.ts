@@ -48,6 +48,11 @@ export interface SandboxServiceDeps extends CollectionDeps {
   volumes: VolumesService;
   /** Whether the workspace can run an image reference (the engine's image store; default: accept). */
   validateImage?: (ref: string, workspace: string) => Promise<boolean>;
+  /**
+   * Most memory (MB) one sandbox can have on this host: what the engine commits to sandboxes in
+   * total (host memory x overcommit, LocalEngine.memoryCapacityMB). Unbounded when absent.
+   */
+  maxMemoryMB?: number;
   /** Runs when a sandbox's deletion is requested (its previews and their tokens go with it). */
   onDelete?: (workspace: string, name: string) => Promise<void>;
 }
@@ -120,6 +125,7 @@ export class SandboxesService {
     }
     const spec: SandboxSpec = { ...body.spec, region: body.spec.region ?? this.deps.hosts.region };
     checkNetwork(spec);
+    this.checkMemory(spec);
     await this.checkImage(ws.name, name, spec);
     const holder = `sandbox:${name}`;
     for (const [i, volume] of (spec.volumes ?? []).entries()) {
@@ -187,6 +193,7 @@ export class SandboxesService {
         throw invalidField('spec.runtime.extraArgs', 'is immutable after creation');
       }
       checkNetwork(spec);
+      this.checkMemory(spec);
       if (spec.runtime?.image !== row.spec.runtime?.image) await this.checkImage(ws.name, name, spec);
       const holder = `sandbox:${name}`;
       await this.attachVolumes(ws.name, holder, spec, row.spec.volumes ?? [], actor);
@@ -238,6 +245,21 @@ export class SandboxesService {
         reason: 'SANDBOX_ALREADY_EXISTS',
       },
     });
+  }
+
+  /**
+   * A sandbox asking for more memory than this host could ever give it is refused up front (issue
+   * 19 item 13) instead of going FAILED later; one that fits the host but not what is free right
+   * now goes FAILED with the engine's reason (the controller's Failure event).
+   */
+  private checkMemory(spec: SandboxSpec): void {
+    const memory = spec.runtime?.memory;
+    const max = this.deps.maxMemoryMB;
+    if (memory === undefined || max === undefined || memory <= max) return;
+    throw invalidField(
+      'spec.runtime.memory',
+      `must be at most ${max} (MB): this host has ${max} MB of memory for sandboxes`,
+    );
   }
 
   private async checkImage(workspace: string, name: string, spec: SandboxSpec): Promise<void> {
