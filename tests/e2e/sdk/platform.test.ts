@@ -172,7 +172,9 @@ describe('sandboxes, previews, tokens and sessions (management plane)', () => {
     );
     expect(sandbox.name).toBe(name);
     expect(sandbox.spec.runtime?.ports?.[0]).toMatchObject({ target: 3000, protocol: 'HTTP' });
-    expect(sandbox.url).toMatch(new RegExp(`^http://sbx-${name}-default\\.`));
+    // A '-' in the name is doubled in the host label, so no two (name, workspace) pairs share a
+    // host (issue 19 item 12).
+    expect(sandbox.url).toMatch(new RegExp(`^http://sbx-${name.replace(/-/g, '--')}-default\\.`));
     await expect(Sandbox.create({ name }, tarmac)).rejects.toBeInstanceOf(ConflictError);
     const again = await Sandbox.createIfNotExists({ name }, tarmac);
     expect(again.metadata.createdAt).toBe(sandbox.metadata.createdAt);

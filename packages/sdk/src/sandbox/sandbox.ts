@@ -26,7 +26,7 @@ export type SandboxListQuery = Partial<RouteQueryInput<typeof computeRoutes.list
 /**
  * A sandbox: its management record plus clients for its own API (`fs`, `process`, `terminal`,
  * `fetch`) and its `previews` and `sessions`. The API base is `metadata.url` (host style
- * `sbx-<name>-<ws>.<region>.<domain>`), falling back to path style `{runUrl}/{ws}/sandboxes/{name}`.
+ * `sbx-<name>-<ws>.<region>.<domain>`, a `-` in the name doubled), falling back to path style `{runUrl}/{ws}/sandboxes/{name}`.
  */
 export class Sandbox {
   readonly fs: SandboxFilesystem;
