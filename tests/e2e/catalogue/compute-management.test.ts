@@ -54,7 +54,8 @@ describe('management API: sandboxes and previews against the built platform', ()
     });
     expect(status, JSON.stringify(body)).toBe(200);
     expect(body.status).toBe('DEPLOYING');
-    expect(body.metadata.url).toBe(`http://sbx-e2e-web-default.local.localhost:${p!.port}`);
+    // The '-' of the name is doubled in the host label (issue 19 item 12: unambiguous hosts).
+    expect(body.metadata.url).toBe(`http://sbx-e2e--web-default.local.localhost:${p!.port}`);
     expect(body.metadata).toMatchObject({ workspace: 'default', plan: 'self-hosted' });
     expect(body.spec.runtime.envs[0]).toEqual({ name: 'API_TOKEN', value: '********', secret: true });
     expect(body.expiresIn).toBeGreaterThan(3500);
