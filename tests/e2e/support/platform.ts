@@ -33,6 +33,8 @@ export interface StartOptions {
   port?: number;
   env?: Record<string, string>;
   args?: string[];
+  /** Another build's apps/platform/dist/main.js (bench/sandbox-ab.ts runs a baseline checkout). */
+  main?: string;
   /** How long to wait for credentials.json and /health. */
   timeoutMs?: number;
 }
@@ -66,7 +68,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
   const port = options.port ?? (await freePort());
   const child: ChildProcess = spawn(
     process.execPath,
-    [PLATFORM_MAIN, '--port', String(port), '--home', home, ...(options.args ?? [])],
+    [options.main ?? PLATFORM_MAIN, '--port', String(port), '--home', home, ...(options.args ?? [])],
     {
       env: {
         ...process.env,
