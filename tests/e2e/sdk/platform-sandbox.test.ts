@@ -34,7 +34,8 @@ describe.skipIf(missing !== null)('SDK sandbox methods against the real platform
   }, 120_000);
 
   it('has a host-style *.localhost URL that the SDK reaches without DNS set-up', () => {
-    expect(sandbox.url).toMatch(/^http:\/\/sbx-sdk-box-default\.[a-z0-9-]+\.localhost:\d+$/);
+    // The name's "-" is doubled in the host label (issue 19 item 12).
+    expect(sandbox.url).toMatch(/^http:\/\/sbx-sdk--box-default\.[a-z0-9-]+\.localhost:\d+$/);
   });
 
   it('reads and writes files and runs processes with live output', async () => {
