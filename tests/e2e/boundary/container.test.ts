@@ -36,7 +36,7 @@ describe.skipIf(missing !== null)(`container boundary${missing ? ` (skipped: ${m
       env: {
         // A bridge of its own: other files' platforms rewrite the shared e2e bridge's firewall.
         TARMAC_BRIDGE: 'tarmacbnd0',
-        TARMAC_SUBNET: '10.219.0.0/16',
+        TARMAC_SUBNET: '10.249.0.0/16', // its own /16 (bench/sandbox-api-router.ts has 10.219)
         TARMAC_SANDBOX_DISK_MB: String(DISK_MB),
         // Chosen so that this host's memory times the ratio is CAPACITY_MB, on any host.
         TARMAC_MEMORY_OVERCOMMIT: String(CAPACITY_MB / HOST_MB),

@@ -25,8 +25,9 @@ import {
 } from '../sandboxes/support.js';
 
 const BRIDGE = 'tarmacnwspoof0';
-const SUBNET = '10.241.0.0/16';
-const GATEWAY = '10.241.0.1';
+// A /16 no other test file uses (files leave their bridges up; two bridges on one subnet break routing).
+const SUBNET = '10.250.0.0/16';
+const GATEWAY = '10.250.0.1';
 /** The link-local address the attacker gives itself (and binds to) for the IPv6 probe. */
 const SOURCE = 'fe80::7a7a:1';
 const FORGE = join(import.meta.dirname, 'forge-frames.py');
