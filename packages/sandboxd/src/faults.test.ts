@@ -330,7 +330,8 @@ describe('bounds on what a client can make sandboxd hold (http/limits.ts)', () =
       ac.abort();
       return r.status === 200;
     }, 5000);
-  });
+    // 128 real watch streams opened one by one: seconds when unit files share two busy cores.
+  }, 30_000);
 
   it('a stream whose reader stalls is ended at its backlog cap, not queued without limit', async () => {
     const stream = producerStream((sink) => {
