@@ -11,6 +11,7 @@ import { buildApp } from './app.js';
 import type { PlatformConfig } from './config.js';
 import type { HomeLayout } from './home/home-files.js';
 import { ConnectionGuard, type HttpTimeouts } from './framework/connection-guard.js';
+import { DEFAULT_HOSTS, platformHostnames, sandboxHostnames } from './framework/hosts.js';
 import type { SigningKey } from './planes/identity/auth/jwt.js';
 import { createMeter } from './planes/metering/metering.js';
 import { EgressPlane } from './planes/sandbox/egress/egress-plane.js';
@@ -91,6 +92,12 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     workspaces: shared.workspaces,
     secrets: shared.secrets,
     credentials: sandboxCredentials,
+    // Host/Origin sandboxd's /mcp accepts (issue 14 item 7): this sandbox's hosts, the platform's.
+    mcpHosts: (s) => {
+      const hosts = { ...DEFAULT_HOSTS, ...config.hosts };
+      const own = platformHostnames(config.publicUrl, config.host, hosts.domain);
+      return sandboxHostnames(hosts, s.workspace, s.name, own);
+    },
     // Images belong to a workspace (issue 19 item 2): the catalogue's records, the sandbox's runs.
     images: {
       importTarget: (workspace, ref) => workspaceImages.importTarget(workspace, ref),

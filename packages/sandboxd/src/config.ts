@@ -42,6 +42,11 @@ export interface SandboxdConfig {
   mkfifo?: string[];
   /** The per-sandbox secret the platform gateway sends (http/gateway-token.ts); unset = open. */
   gatewayToken?: string;
+  /**
+   * Hostnames (besides loopback) a request to /mcp may name in Host and Origin: the platform's
+   * and this sandbox's own (TARMAC_SANDBOXD_MCP_HOSTS; mcp/host-guard.ts, issue 14 item 7).
+   */
+  mcpAllowedHosts?: string[];
   /** Interval of `[keepalive]` lines on streams; 30 s upstream, 5 s on streamed exec. */
   keepaliveMs: { logs: number; watch: number; exec: number };
 }

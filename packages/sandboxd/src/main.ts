@@ -32,9 +32,14 @@ function unhide(env: Record<string, string>): void {
  */
 const TOKEN_VAR = 'TARMAC_SANDBOXD_TOKEN';
 
+/** Hostnames /mcp accepts in Host and Origin, comma-separated (mcp/host-guard.ts); sandboxd's own. */
+const MCP_HOSTS_VAR = 'TARMAC_SANDBOXD_MCP_HOSTS';
+
 function main(): void {
   const gatewayToken = process.env[TOKEN_VAR] || undefined;
   delete process.env[TOKEN_VAR];
+  const mcpAllowedHosts = (process.env[MCP_HOSTS_VAR] ?? '').split(',').filter(Boolean);
+  delete process.env[MCP_HOSTS_VAR];
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   unhide(env);
@@ -54,6 +59,7 @@ function main(): void {
       ? { stateDir, mkfifo: existsSync(RUNTIME_BUSYBOX) ? [RUNTIME_BUSYBOX, 'mkfifo'] : ['mkfifo'] }
       : {}),
     ...(gatewayToken ? { gatewayToken } : {}),
+    mcpAllowedHosts,
   });
   // A failure in one request must not end every process of the sandbox (issue 19 item 6): log a
   // stray rejection and carry on. An uncaught exception still exits (the state may be broken);

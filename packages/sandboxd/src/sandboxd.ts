@@ -114,6 +114,7 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
     procRoot: config.procRoot,
     version: config.version,
     waitCapSec: deps.mcpWaitCapSec,
+    ...(config.mcpAllowedHosts ? { allowedHosts: config.mcpAllowedHosts } : {}),
   });
   app.get('/terminal', (c) => {
     if (config.terminalDisabled) throw new HttpError(404, 'terminal is disabled');

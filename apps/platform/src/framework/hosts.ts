@@ -38,6 +38,47 @@ export function sandboxUrl(
   return origin(hosts, `${encodeSandboxLabel(workspace, name)}.${region}.${hosts.domain}`);
 }
 
+/**
+ * The hostnames a sandbox is reached at, with and without the region label (sandbox-address.ts
+ * accepts both), plus the platform's own (path-style URLs): what its /mcp may see in Host and
+ * Origin (issue 14 item 7, DNS rebinding). Other sandboxes' and previews' hosts are not in it.
+ */
+export function sandboxHostnames(
+  hosts: Pick<HostConfig, 'domain' | 'region'>,
+  workspace: string,
+  name: string,
+  platformHostnames: readonly string[],
+): string[] {
+  // The plain form `sbx-<name>-<ws>` too: the vendor SDK builds it, and the gateway resolves it to
+  // this sandbox when that reading is the caller's only one (sandbox-address.ts).
+  const labels = new Set([encodeSandboxLabel(workspace, name), `sbx-${name}-${workspace}`]);
+  const names = [...labels].flatMap((l) => [`${l}.${hosts.region}.${hosts.domain}`, `${l}.${hosts.domain}`]);
+  return [...names, ...platformHostnames];
+}
+
+/**
+ * The platform's own hostnames: its public URL's, the listener's (unless a wildcard, which names
+ * no host: set TARMAC_PUBLIC_URL then) and the service domain. Loopback names are always allowed.
+ */
+export function platformHostnames(
+  publicUrl: string | undefined,
+  listenHost: string,
+  domain: string,
+): string[] {
+  const names = [domain.toLowerCase()];
+  if (publicUrl) {
+    try {
+      names.push(new URL(publicUrl).hostname.toLowerCase());
+    } catch {
+      /* an unparsable public URL names no host */
+    }
+  }
+  if (listenHost !== '0.0.0.0' && listenHost !== '::') {
+    names.push(listenHost.includes(':') ? `[${listenHost}]` : listenHost.toLowerCase());
+  }
+  return [...new Set(names)];
+}
+
 export function previewHostUrl(hosts: HostConfig, previewId: string, region = hosts.region): string {
   return origin(hosts, `${previewId}.${region}.preview.${hosts.domain}`);
 }

@@ -9,7 +9,11 @@ import { GATEWAY_TOKEN_HEADER, tokenMatches, UNAUTHORIZED_MESSAGE } from './gate
 export const COMMON_HEADERS: Record<string, string> = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, POST, PUT, DELETE, HEAD, OPTIONS',
-  'access-control-allow-headers': 'Content-Type, Authorization',
+  // The MCP streamable HTTP headers too, so a browser MCP client may send and read them (issue 14
+  // item 7; the gateway answers preflights with the same list, gateway/sandbox-cors.ts).
+  'access-control-allow-headers':
+    'Content-Type, Authorization, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID',
+  'access-control-expose-headers': 'Mcp-Session-Id',
   'cache-control': 'no-cache, no-store, must-revalidate',
   pragma: 'no-cache',
   expires: '0',
@@ -33,7 +37,8 @@ export function createApp(gatewayToken?: string): Hono {
   });
   app.onError((err, c) => {
     const status = err instanceof HttpError ? err.status : 500;
-    return c.json({ error: errorMessage(err) }, status);
+    const headers = err instanceof HttpError ? err.headers : {};
+    return c.json({ error: errorMessage(err) }, status, headers);
   });
   app.notFound((c) => c.json({ error: `route not found: ${c.req.method} ${c.req.path}` }, 404));
   const welcome = (c: { json: (v: unknown) => Response }): Response =>

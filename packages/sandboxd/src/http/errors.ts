@@ -4,6 +4,8 @@ export class HttpError extends Error {
   constructor(
     readonly status: 400 | 401 | 404 | 405 | 409 | 413 | 416 | 422 | 429 | 500 | 501,
     message: string,
+    /** Response headers the status calls for (a 405's `Allow`). */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
   }

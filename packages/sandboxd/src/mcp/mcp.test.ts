@@ -1,6 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- tests inspect arbitrary JSON */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { request } from 'node:http';
 import { register } from 'node:module';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +23,38 @@ register(
 );
 const { Client: SdkClient } = await import('@modelcontextprotocol/sdk/client/index.js');
 const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+
+/** A POST to /mcp with headers fetch will not set (Host). */
+function rawPost(
+  base: string,
+  body: unknown,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
+  const u = new URL(`${base}/mcp`);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.once('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
 
 let t: TestDaemon;
 let client: Client;
@@ -173,9 +206,56 @@ describe('MCP at /mcp (reference §1.9)', () => {
     });
   });
 
-  it('GET and DELETE /mcp are 405 with {error}', async () => {
+  it('GET, DELETE, PUT and PATCH /mcp are 405 with {error} and Allow (issue 14 item 7)', async () => {
     const r = await call(t.base, 'GET', '/mcp');
     expect(r).toMatchObject({ status: 405, body: { error: expect.any(String) } });
-    expect((await call(t.base, 'DELETE', '/mcp')).status).toBe(405);
+    expect(r.headers.get('allow')).toBe('POST, OPTIONS');
+    for (const m of ['DELETE', 'PUT', 'PATCH']) {
+      const x = await call(t.base, m, '/mcp');
+      expect([m, x.status, x.headers.get('allow')]).toEqual([m, 405, 'POST, OPTIONS']);
+    }
+  });
+
+  it('refuses a DNS-rebinding request: foreign Host or Origin is 403 before any tool runs', async () => {
+    const marker = join(t.wd, 'rebound.txt');
+    const write = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'fsWriteFile', arguments: { path: marker, content: 'pwned' } },
+    };
+    const evilHost = await rawPost(t.base, write, { host: 'evil.example' });
+    expect(evilHost.status).toBe(403);
+    expect(evilHost.body).toContain('Invalid Host header: evil.example');
+    const evilOrigin = await rawPost(t.base, write, { origin: 'http://evil.example' });
+    expect(evilOrigin.status).toBe(403);
+    expect(evilOrigin.body).toContain('Invalid Origin header: http://evil.example');
+    expect(() => readFileSync(marker)).toThrow();
+    // Loopback names with any port, and no Origin at all, pass.
+    const ok = await rawPost(
+      t.base,
+      { jsonrpc: '2.0', id: 2, method: 'ping' },
+      {
+        host: 'localhost:9',
+        origin: 'http://127.0.0.1:1234',
+      },
+    );
+    expect(ok.status).toBe(200);
+  });
+
+  it('allows the hostnames it was configured with (the sandbox and platform hosts)', async () => {
+    const d = await startDaemon({ mcpAllowedHosts: ['sbx-a-ws.local.example.test'] });
+    try {
+      const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
+      const own = await rawPost(d.base, ping, {
+        host: 'SBX-A-WS.local.example.test:443',
+        origin: 'https://sbx-a-ws.local.example.test',
+      });
+      expect(own.status).toBe(200);
+      const sibling = await rawPost(d.base, ping, { host: 'sbx-b-ws.local.example.test' });
+      expect(sibling.status).toBe(403);
+    } finally {
+      await d.stop();
+    }
   });
 });

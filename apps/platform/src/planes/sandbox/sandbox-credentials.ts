@@ -23,6 +23,8 @@ import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 export const SANDBOXD_TOKEN_HEADER = 'x-tarmac-sandbox-token';
 /** The variable sandboxd reads it from; must match packages/sandboxd src/main.ts. */
 export const SANDBOXD_TOKEN_ENV = 'TARMAC_SANDBOXD_TOKEN';
+/** Not a secret: the hostnames sandboxd's /mcp accepts (packages/sandboxd mcp/host-guard.ts). */
+export const SANDBOXD_MCP_HOSTS_ENV = 'TARMAC_SANDBOXD_MCP_HOSTS';
 
 export class SandboxCredentials {
   private readonly key: Buffer;

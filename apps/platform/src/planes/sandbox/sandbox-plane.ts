@@ -29,7 +29,12 @@ import { OpenSessions } from './gateway/open-sessions.js';
 import { PreviewGateway } from './previews/preview-gateway.js';
 import type { RawRoute } from './gateway/listener.js';
 import { SandboxGateway, type SandboxGatewayDeps } from './gateway/sandbox-gateway.js';
-import { SANDBOXD_TOKEN_ENV, SANDBOXD_TOKEN_HEADER, type SandboxCredentials } from './sandbox-credentials.js';
+import {
+  SANDBOXD_MCP_HOSTS_ENV,
+  SANDBOXD_TOKEN_ENV,
+  SANDBOXD_TOKEN_HEADER,
+  type SandboxCredentials,
+} from './sandbox-credentials.js';
 
 export interface SandboxPlaneDeps {
   home: string;
@@ -51,6 +56,11 @@ export interface SandboxPlaneDeps {
   gatewayIntercept?: SandboxGatewayDeps['intercept'];
   /** Per-sandbox secrets (sandbox-credentials.ts): sandboxd's token goes in its env and on requests. */
   credentials: SandboxCredentials;
+  /**
+   * Hostnames sandboxd's /mcp accepts in Host and Origin besides loopback (issue 14 item 7, DNS
+   * rebinding): the sandbox's own hosts and the platform's (compose.ts builds them).
+   */
+  mcpHosts?: (sandbox: { workspace: string; name: string }) => string[];
   /** Workspace images (the catalogue's, through compose.ts): which engine ref a workspace may run. */
   images: SandboxImages;
 }
@@ -94,10 +104,15 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
   // The standby check reads keepAlive from sandboxd's /health, which only the token unlocks.
   const keepAliveCount = (ip: string, recordId: string) =>
     sandboxdKeepAlive(ip, { [SANDBOXD_TOKEN_HEADER]: token({ id: recordId }) });
-  const sandboxDefaults = async (sandbox: { id: string }) => {
+  const sandboxDefaults = async (sandbox: { id: string; workspace: string; name: string }) => {
     const base = await d.sandboxDefaults?.(sandbox);
+    const mcpHosts = d.mcpHosts?.(sandbox) ?? [];
     return {
-      env: { ...base?.env, [SANDBOXD_TOKEN_ENV]: token(sandbox) },
+      env: {
+        ...base?.env,
+        [SANDBOXD_TOKEN_ENV]: token(sandbox),
+        ...(mcpHosts.length > 0 ? { [SANDBOXD_MCP_HOSTS_ENV]: mcpHosts.join(',') } : {}),
+      },
       files: base?.files ?? [],
     };
   };

@@ -51,7 +51,11 @@ export interface SandboxControllerOptions {
    * (egress/sandbox-setup.ts) and the per-sandbox credentials (gateway/sandbox-credentials.ts),
    * hence the record id. The spec's own envs win over these env names.
    */
-  sandboxDefaults?: (sandbox: { id: string }) => Promise<{ env: Record<string, string>; files: HostFile[] }>;
+  sandboxDefaults?: (sandbox: {
+    id: string;
+    workspace: string;
+    name: string;
+  }) => Promise<{ env: Record<string, string>; files: HostFile[] }>;
   /**
    * The engine ref `spec.runtime.image` names in the sandbox's workspace, undefined when none it may
    * use (images are per workspace: planes/catalogue/images/workspace-images.ts, handed in by compose.ts). Default: the ref as is.
@@ -322,7 +326,7 @@ export class SandboxController {
 
   private async engineSpec(row: SandboxRow, engineId: string): Promise<SandboxSpec> {
     const runtime = row.spec.runtime ?? {};
-    const defaults = await this.o.sandboxDefaults?.({ id: row.id });
+    const defaults = await this.o.sandboxDefaults?.({ id: row.id, workspace: row.workspace, name: row.name });
     const env: Record<string, string> = { ...defaults?.env };
     const envs = this.o.revealEnvs ? this.o.revealEnvs(row) : (runtime.envs ?? []);
     for (const e of envs) env[e.name] = e.value ?? '';

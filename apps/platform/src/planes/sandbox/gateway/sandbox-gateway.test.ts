@@ -108,6 +108,40 @@ describe('sandbox gateway', () => {
 
   const auth = () => ({ authorization: `Bearer ${key}` });
 
+  it('answers a browser preflight itself, without credentials, and allows the MCP headers (issue 14 item 7)', async () => {
+    const before = seen.length;
+    const res = await fetch(`${base}/${ws}/sandboxes/box-1/mcp`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'http://localhost:6274',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type,mcp-protocol-version',
+      },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    const allowed = (res.headers.get('access-control-allow-headers') ?? '').split(/,\s*/);
+    for (const h of [
+      'mcp-protocol-version',
+      'mcp-session-id',
+      'authorization',
+      'content-type',
+      'last-event-id',
+    ]) {
+      expect(allowed).toContain(h);
+    }
+    expect(res.headers.get('access-control-expose-headers')).toContain('mcp-session-id');
+    expect(seen.length).toBe(before); // answered at the gateway: no sandbox was reached
+    // A plain OPTIONS (no preflight) and a user port's preflight still need credentials.
+    expect((await fetch(`${base}/${ws}/sandboxes/box-1/mcp`, { method: 'OPTIONS' })).status).toBe(401);
+    const userPort = await fetch(`${base}/${ws}/sandboxes/box-1/port/3000/x`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://localhost:6274', 'access-control-request-method': 'POST' },
+    });
+    expect(userPort.status).toBe(401);
+    expect(userPort.headers.get('access-control-allow-origin')).toBe('*'); // readable by the page
+  });
+
   it('routes path-style requests to sandboxd with the rest of the path and query', async () => {
     const res = await fetch(`${base}/${ws}/sandboxes/box-1/filesystem/tmp?x=1`, { headers: auth() });
     expect(res.status).toBe(200);

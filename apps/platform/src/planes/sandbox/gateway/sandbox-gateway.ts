@@ -19,6 +19,7 @@ import { SANDBOX_KIND } from '../records/sandbox-record.js';
 import { AccessCache } from './access-cache.js';
 import { SandboxProxy } from './proxy.js';
 import { hostTarget, pathTarget, type SandboxTarget } from './sandbox-address.js';
+import { answerPreflight, isPreflight } from './sandbox-cors.js';
 import type { SandboxRef } from '../../../framework/sandbox-host-label.js';
 
 export interface SandboxGatewayDeps {
@@ -78,6 +79,10 @@ export class SandboxGateway {
   }
 
   async handle(req: IncomingMessage, res: ServerResponse, target: SandboxTarget): Promise<void> {
+    // A browser's preflight has no credentials: answered here, not 401 (sandbox-cors.ts).
+    if (isPreflight(req) && this.upstreamOf(target.path)?.port === (this.d.sandboxPort ?? 8080)) {
+      return answerPreflight(res);
+    }
     let entry: LiveSandbox;
     try {
       entry = await this.admit(req, target);
@@ -227,6 +232,8 @@ export class SandboxGateway {
     if (status === 500) this.d.logger.error({ err }, 'sandbox gateway error');
     const message = err instanceof GatewayError ? err.message : 'internal error';
     const headers: Record<string, string> = { 'content-type': 'application/json' };
+    // A browser client may read why (sandbox-cors.ts); errors carry no credentials or cookies.
+    headers['access-control-allow-origin'] = '*';
     if (status === 401) headers['www-authenticate'] = 'Bearer';
     if (status === 503) headers['retry-after'] = '1';
     res.writeHead(status, headers).end(JSON.stringify({ error: message }));
