@@ -32,8 +32,10 @@ export interface OpenedResources {
   signingKey: SigningKey;
   cursorSecret: Uint8Array;
   secretKey: Uint8Array;
-  /** PEM text of TARMAC_EGRESS_EXTRA_CA (tests), read by main.ts. */
-  extraUpstreamCa: string[];
+  /** The extra trusted CAs, one PEM certificate each (TARMAC_EXTRA_CA_CERTS), read by main.ts. */
+  extraCaPem: string[];
+  /** PEM text of TARMAC_EGRESS_EXTRA_CA (tests): trusted by the egress proxy alone. */
+  proxyOnlyCa: string[];
   /** Absolute path of the sandboxd bundle and the node binary sandboxd runs on. */
   sandboxdBundle: string;
   nodeBinary: string;
@@ -49,6 +51,12 @@ export interface ComposedPlatform {
   app: ReturnType<typeof buildApp>;
   createServer: ReturnType<typeof withSandboxGateway>;
   egressUrl: () => Promise<string>;
+  /**
+   * The extra trusted CAs as one PEM bundle (issue 14 item 10), for the builds plane's
+   * constructor (`trustedCaPem`): a build's `npm ci`/`pip install` behind a TLS-inspecting proxy
+   * needs them as much as a sandbox does. Empty when there are none.
+   */
+  trustedCaPem: string;
   /** In shutdown order, after the HTTP listener and before the store. */
   closers: Array<{ name: string; close: () => Promise<void> }>;
 }
@@ -70,7 +78,9 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     subnet: engineConfig.network.subnet ?? DEFAULT_NETWORK.subnet,
     port: config.egress.port,
     resolve: config.egress.resolve,
-    extraUpstreamCa: r.extraUpstreamCa,
+    // Issue 14 item 10: upstream TLS the proxy terminates, and every sandbox's trust stores.
+    extraCaPem: r.extraCaPem,
+    extraUpstreamCa: [...r.extraCaPem, ...r.proxyOnlyCa],
     log: (event) => logger.debug(event, 'egress'),
     now: new Date(),
   });
@@ -156,6 +166,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       },
     ),
     egressUrl: () => egress.url(),
+    trustedCaPem: r.extraCaPem.join(''),
     closers: [
       // Sandboxes keep running (restart safety); only the controllers' loops stop.
       { name: 'sandboxes', close: () => sandboxPlane.stop() },

@@ -29,6 +29,29 @@ describe('resolveConfig', () => {
     });
   });
 
+  it("TARMAC_EXTRA_CA_CERTS (issue 14 item 10): the host's extra CAs by default, the operator's list, or none", () => {
+    expect(resolveConfig(base).extraCaCerts).toEqual({
+      required: [],
+      optional: ['/usr/local/share/ca-certificates'],
+    });
+    expect(resolveConfig({ ...base, env: { NODE_EXTRA_CA_CERTS: '/etc/corp.pem' } }).extraCaCerts).toEqual({
+      required: [],
+      optional: ['/usr/local/share/ca-certificates', '/etc/corp.pem'],
+    });
+    const env = { TARMAC_EXTRA_CA_CERTS: '/etc/a.pem, /etc/cas', NODE_EXTRA_CA_CERTS: '/etc/corp.pem' };
+    expect(resolveConfig({ ...base, env }).extraCaCerts).toEqual({
+      required: ['/etc/a.pem', '/etc/cas'],
+      optional: [],
+    });
+    expect(resolveConfig({ ...base, env: { TARMAC_EXTRA_CA_CERTS: 'none' } }).extraCaCerts).toEqual({
+      required: [],
+      optional: [],
+    });
+    expect(() => resolveConfig({ ...base, env: { TARMAC_EXTRA_CA_CERTS: 'certs/a.pem' } })).toThrow(
+      /TARMAC_EXTRA_CA_CERTS: "certs\/a.pem" is not an absolute path/,
+    );
+  });
+
   it('takes a postgres:// TARMAC_DATABASE_URL and refuses other URLs', () => {
     const url = 'postgres://u:p@db:5432/tarmac';
     expect(resolveConfig({ ...base, env: { TARMAC_DATABASE_URL: url } }).databaseUrl).toBe(url);

@@ -55,8 +55,18 @@ export const platformEnvSchema = z.object({
   TARMAC_EGRESS_PORT: optional,
   /** Tests: fixed DNS answers, `name=ip,…`. */
   TARMAC_EGRESS_RESOLVE: optional,
-  /** Tests: a PEM file trusted for upstream TLS. */
+  /** Tests: a PEM file the egress proxy alone trusts for upstream TLS (sandboxes do not). */
   TARMAC_EGRESS_EXTRA_CA: optional,
+  /**
+   * CAs trusted beyond the public roots (issue 14 item 10: a TLS-inspecting corporate proxy), by
+   * the egress proxy's upstream TLS, every sandbox's trust stores and builds: comma-separated PEM
+   * files or directories (their *.crt and *.pem). Default: what this host trusts beyond Debian's
+   * bundle, /usr/local/share/ca-certificates and NODE_EXTRA_CA_CERTS (framework/extra-ca-certs.ts).
+   * `none`: no extra CA.
+   */
+  TARMAC_EXTRA_CA_CERTS: optional,
+  /** Read only as part of TARMAC_EXTRA_CA_CERTS's default (node's own extra CA file). */
+  NODE_EXTRA_CA_CERTS: optional,
   /**
    * Internal destinations the operator opens to sandboxes through the proxy, comma-separated
    * CIDRs (e.g. `10.0.5.0/24,fd00:1::/64`); by default every host, bridge, private, loopback and
@@ -114,6 +124,8 @@ export interface PlatformConfig {
   };
   metering: { prices: PriceTable; intervalMs: number };
   connections: ConnectionConfig;
+  /** Where the extra trusted CAs are (TARMAC_EXTRA_CA_CERTS); `required`: a missing path is an error. */
+  extraCaCerts: ExtraCaSources;
 }
 
 export interface ConfigSources {
@@ -161,7 +173,42 @@ export function resolveConfig({ flags, env, homedir }: ConfigSources): PlatformC
       intervalMs: meteringIntervalMs(e.TARMAC_METERING_INTERVAL_SECONDS),
     },
     connections: resolveConnectionConfig(e),
+    extraCaCerts: extraCaSources(e),
   };
+}
+
+/** The host's local CA directory (Debian: update-ca-certificates adds what is here to the bundle). */
+export const HOST_LOCAL_CA_DIR = '/usr/local/share/ca-certificates';
+
+/**
+ * TARMAC_EXTRA_CA_CERTS resolved: the operator's list (every entry must exist), or the host's
+ * defaults (used when present).
+ */
+function extraCaSources(e: PlatformEnv): ExtraCaSources {
+  const text = e.TARMAC_EXTRA_CA_CERTS?.trim();
+  if (text === 'none') return { required: [], optional: [] };
+  if (text) {
+    const paths = text
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const relative = paths.find((x) => !x.startsWith('/'));
+    if (relative !== undefined) {
+      throw new ConfigError(`TARMAC_EXTRA_CA_CERTS: "${relative}" is not an absolute path`);
+    }
+    return { required: paths, optional: [] };
+  }
+  return {
+    required: [],
+    optional: [HOST_LOCAL_CA_DIR, ...(e.NODE_EXTRA_CA_CERTS ? [e.NODE_EXTRA_CA_CERTS] : [])],
+  };
+}
+
+export interface ExtraCaSources {
+  /** Paths named by the operator: missing or without a certificate is a ConfigError. */
+  required: string[];
+  /** The host's defaults: read when present. */
+  optional: string[];
 }
 
 /** A number setting under `key`, or nothing when unset (the engine's default applies). */

@@ -21,6 +21,7 @@ import {
 } from './home/home-files.js';
 import { signingKeyFromJwk } from './planes/identity/auth/jwt.js';
 import { connectionBudget } from './framework/connection-budget.js';
+import { ExtraCaError, loadExtraCaCerts } from './framework/extra-ca-certs.js';
 import { ConnectionGuard, DEFAULT_HTTP_TIMEOUTS } from './framework/connection-guard.js';
 import { raiseFileLimit } from './framework/file-limit.js';
 import { PLATFORM_VERSION } from './version.js';
@@ -84,7 +85,10 @@ async function main(): Promise<void> {
     signingKey,
     cursorSecret,
     secretKey,
-    extraUpstreamCa: config.egress.extraCaFile ? [await readFile(config.egress.extraCaFile, 'utf8')] : [],
+    proxyOnlyCa: config.egress.extraCaFile ? [await readFile(config.egress.extraCaFile, 'utf8')] : [],
+    extraCaPem: await loadExtraCaCerts(config.extraCaCerts).catch((err: unknown) => {
+      throw err instanceof ExtraCaError ? new ConfigError(`TARMAC_EXTRA_CA_CERTS: ${err.message}`) : err;
+    }),
     sandboxdBundle:
       config.engine.sandboxdBundle ?? fileURLToPath(import.meta.resolve('@tarmac/sandboxd/bundle')),
     nodeBinary: process.execPath,

@@ -9,9 +9,12 @@ import { checkCaMaterial, createCaMaterial, type CaMaterial } from './certificat
 
 export interface EgressCaFiles {
   ca: CaMaterial;
-  /** The CA certificate alone (NODE_EXTRA_CA_CERTS). */
+  /**
+   * The CA certificate, then the operator's extra CAs (TARMAC_EXTRA_CA_CERTS, issue 14 item 10):
+   * what node adds to its roots in a sandbox (NODE_EXTRA_CA_CERTS names one file).
+   */
   certPath: string;
-  /** System roots plus the CA: mounted over the sandbox's system trust store. */
+  /** System roots, the extra CAs and the CA: mounted over the sandbox's system trust store. */
   bundlePath: string;
 }
 
@@ -34,6 +37,7 @@ async function writeAtomic(path: string, text: string, mode: number): Promise<vo
 export async function loadOrCreateEgressCa(
   home: { root: string; keys: string },
   now: Date,
+  extraCaPem: readonly string[] = [],
 ): Promise<EgressCaFiles> {
   await mkdir(home.keys, { recursive: true, mode: 0o700 });
   const keyPath = join(home.keys, 'egress-ca.key');
@@ -53,7 +57,9 @@ export async function loadOrCreateEgressCa(
   await mkdir(dir, { recursive: true, mode: 0o755 });
   const certPath = join(dir, 'egress-ca.pem');
   const bundlePath = join(dir, 'ca-bundle.pem');
-  await writeAtomic(certPath, ca.certPem, 0o644);
-  await writeAtomic(bundlePath, [...rootCertificates, ca.certPem].join('\n') + '\n', 0o644);
+  // Rewritten at every start: the extra CAs are whatever the setting names now.
+  const pem = (certs: readonly string[]) => certs.map((c) => c.trimEnd()).join('\n') + '\n';
+  await writeAtomic(certPath, pem([ca.certPem, ...extraCaPem]), 0o644);
+  await writeAtomic(bundlePath, pem([...rootCertificates, ...extraCaPem, ca.certPem]), 0o644);
   return { ca, certPath, bundlePath };
 }

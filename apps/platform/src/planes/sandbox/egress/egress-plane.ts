@@ -34,8 +34,13 @@ export interface EgressSettings {
   port: number;
   /** Fixed name → address answers (TARMAC_EGRESS_RESOLVE; tests). */
   resolve: Record<string, string>;
-  /** Extra PEM CAs trusted for upstream TLS (TARMAC_EGRESS_EXTRA_CA; tests). */
+  /** PEM CAs trusted for the upstream TLS the proxy terminates (the extra CAs, tests' own). */
   extraUpstreamCa: string[];
+  /**
+   * The operator's extra CAs (TARMAC_EXTRA_CA_CERTS, issue 14 item 10), added to every sandbox's
+   * trust stores (ca-files.ts); also in `extraUpstreamCa`.
+   */
+  extraCaPem?: string[];
   /** Per-sandbox proxy passwords (gateway/sandbox-credentials.ts); without, every sandbox gets 407. */
   credentials?: Pick<SandboxCredentials, 'egressPassword' | 'egressPasswordMatches'>;
   /** Internal destinations the operator opens (TARMAC_EGRESS_ALLOW_CIDRS, destination-guard.ts). */
@@ -122,7 +127,7 @@ export class EgressPlane {
   };
 
   static async prepare(s: EgressSettings): Promise<EgressPlane> {
-    const ca = await loadOrCreateEgressCa(s.home, s.now);
+    const ca = await loadOrCreateEgressCa(s.home, s.now, s.extraCaPem ?? []);
     return new EgressPlane(s, ca, await readHandedPorts(s.home.root));
   }
 
