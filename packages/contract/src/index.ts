@@ -6,6 +6,7 @@ export * from './route.js';
 export * from './identity.js';
 export * from './core-routes.js';
 export * from './openapi.js';
+export * from './sandbox-api-openapi.js';
 export * from './headers.js';
 export * from './resources/envelope.js';
 export * from './sandbox-api/index.js';

@@ -2,6 +2,7 @@
 // the official OpenAPI 3.1 JSON schema, with every route of the route tables and every $ref resolving;
 // and the human-readable reference page.
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { sandboxApiRoutes } from '@tarmac/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { managementRoutes } from '../../app.js';
 import { openTestPlatform, testDatabases, type TestPlatform } from '../../test-support/harness.js';
@@ -106,5 +107,49 @@ describe('OpenAPI document and reference page', () => {
     expect(html).toMatch(/<html/i);
     for (const route of managementRoutes)
       expect(html, route.operationId).toContain(`<code>${route.path}</code>`);
+  });
+});
+
+// Issue 14 item 9: the sandbox API (what sandboxd serves at {sandbox_url}) has its own document,
+// generated from the contract's sandbox route table and schemas, checked by the same validator.
+describe('sandbox API OpenAPI document', () => {
+  let t: TestPlatform & { dispose(): Promise<void> };
+  let doc: Document & { servers: { url: string }[] };
+  beforeAll(async () => {
+    t = await openTestPlatform(sqlite!);
+    const res = await t.request('/v0/sandbox-openapi.json', { key: null });
+    expect(res.status).toBe(200);
+    doc = (await res.json()) as typeof doc;
+  });
+  afterAll(async () => t.dispose());
+
+  it('is a valid OpenAPI 3.1 document whose $refs resolve', async () => {
+    const result = await new Validator().validate(structuredClone(doc) as never);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    for (const ref of new Set(refsOf(doc))) expect(resolvePointer(doc, ref), ref).toBeDefined();
+  });
+
+  it('lists every route of the sandbox route table with its path parameters, and the core ones', () => {
+    for (const route of sandboxApiRoutes) {
+      const operation = doc.paths[route.path]?.[route.method];
+      expect(operation?.operationId, `${route.method} ${route.path}`).toBe(route.operationId);
+      for (const name of route.path.match(/\{([^}]+)\}/g) ?? []) {
+        expect(operation!.parameters?.some((p) => p.in === 'path' && p.name === name.slice(1, -1))).toBe(
+          true,
+        );
+      }
+    }
+    const ids = sandboxApiRoutes.map((r) => r.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const [path, method] of [
+      ['/process', 'post'],
+      ['/filesystem/{path}', 'put'],
+      ['/network/process/{pid}/ports', 'get'],
+      ['/mcp', 'post'],
+    ] as const) {
+      expect(doc.paths[path]?.[method], `${method} ${path}`).toBeDefined();
+    }
+    expect(doc.servers[0]?.url).toMatch(/\/\{workspace\}\/sandboxes\/\{sandbox\}$/);
   });
 });

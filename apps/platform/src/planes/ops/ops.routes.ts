@@ -1,4 +1,4 @@
-import { buildOpenApiDocument, coreRoutes, type RouteSpec } from '@tarmac/contract';
+import { buildOpenApiDocument, buildSandboxApiDocument, coreRoutes, type RouteSpec } from '@tarmac/contract';
 import { ApiError, mountRoute, type RouteDeps, type ServerEnv } from '@tarmac/server-kit';
 import type { Hono } from 'hono';
 import { renderApiReference } from './api-reference-page.js';
@@ -32,5 +32,18 @@ export function registerOpsRoutes(app: Hono<ServerEnv>, deps: RouteDeps, ops: Op
       serverUrl: ops.apiUrl(),
     }));
   app.get('/v0/openapi.json', (c) => c.json(openApi()));
+  // The sandbox API (what sandboxd serves at {sandbox_url}; issue 14 item 9), from the same contract.
+  let sandboxDocument: ReturnType<typeof buildSandboxApiDocument> | undefined;
+  app.get('/v0/sandbox-openapi.json', (c) =>
+    c.json(
+      (sandboxDocument ??= buildSandboxApiDocument({
+        title: 'Tarmac sandbox API',
+        version: ops.version,
+        description:
+          'The API inside each sandbox (filesystem, processes, network, MCP, terminal), reached through the platform gateway. Generated from the zod contract in packages/contract.',
+        runUrl: ops.apiUrl(),
+      })),
+    ),
+  );
   app.get('/docs', (c) => c.html(renderApiReference(openApi())));
 }
