@@ -111,7 +111,7 @@ describe.skipIf(missing !== null)(`extra CAs${missing ? ` (skipped: ${missing})`
       const tunnelled = await curl('https://tls.i14.test/curl');
       expect(tunnelled, tunnelled.stderr).toMatchObject({ exit: 0, status: 200 });
       const node = await exec(p!, NAME, NODE_FETCH);
-      expect(node.stdout?.trim(), node.stderr).toBe('status 200');
+      expect(node.stdout?.trim(), node.stderr ?? '').toBe('status 200');
       // Routed: the proxy terminates TLS and verifies the upstream with the extra CA.
       const routed = await curl('https://routed.i14.test/routed');
       expect(routed, routed.stderr).toMatchObject({ exit: 0, status: 200 });
