@@ -35,7 +35,7 @@ const outside: Namespace = {
   hostIp: '10.157.0.1',
   nsIp: '10.157.0.2',
 };
-const NETWORK = { TARMAC_BRIDGE: 'tmi14ca1', TARMAC_SUBNET: '10.158.0.0/16' };
+const NETWORK = { TARMAC_BRIDGE: 'tarmaci14c', TARMAC_SUBNET: '10.158.0.0/16' };
 const SUPPORT = join(import.meta.dirname, 'support');
 const NAME = 'extra-ca';
 const POLICY = {

@@ -24,7 +24,7 @@ import { call, loopbackLookup, sandboxBase } from './support.js';
 
 const CONFORMANCE = '@modelcontextprotocol/conformance@0.1.16';
 const NODE_FOR_SUITE = 'node@22.12.0';
-const NETWORK = { TARMAC_BRIDGE: 'tmi14mcp0', TARMAC_SUBNET: '10.156.0.0/16' };
+const NETWORK = { TARMAC_BRIDGE: 'tarmaci14m', TARMAC_SUBNET: '10.156.0.0/16' };
 const NAME = 'mcp-conf';
 
 /**
