@@ -42,6 +42,8 @@ export interface SandboxdConfig {
   mkfifo?: string[];
   /** The per-sandbox secret the platform gateway sends (http/gateway-token.ts); unset = open. */
   gatewayToken?: string;
+  /** Booted for the warm pool: `POST /_tarmac/claim` exists until it is used (claim.ts). */
+  pooled?: boolean;
   /** Interval of `[keepalive]` lines on streams; 30 s upstream, 5 s on streamed exec. */
   keepaliveMs: { logs: number; watch: number; exec: number };
 }

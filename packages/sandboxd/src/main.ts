@@ -31,10 +31,14 @@ function unhide(env: Record<string, string>): void {
  * inherits it (removed from process.env too, which the terminal and node itself read).
  */
 const TOKEN_VAR = 'TARMAC_SANDBOXD_TOKEN';
+/** Set by the engine on a warm-pool sandbox (claim.ts); like the token, nothing inherits it. */
+const POOLED_VAR = 'TARMAC_SANDBOXD_POOLED';
 
 function main(): void {
   const gatewayToken = process.env[TOKEN_VAR] || undefined;
   delete process.env[TOKEN_VAR];
+  const pooled = truthy(process.env[POOLED_VAR]);
+  delete process.env[POOLED_VAR];
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   unhide(env);
@@ -54,6 +58,7 @@ function main(): void {
       ? { stateDir, mkfifo: existsSync(RUNTIME_BUSYBOX) ? [RUNTIME_BUSYBOX, 'mkfifo'] : ['mkfifo'] }
       : {}),
     ...(gatewayToken ? { gatewayToken } : {}),
+    pooled,
   });
   // A failure in one request must not end every process of the sandbox (issue 19 item 6): log a
   // stray rejection and carry on. An uncaught exception still exits (the state may be broken);

@@ -13,6 +13,7 @@ import type { PathContext } from './fs/paths.js';
 import { filesystemRoutes } from './fs/routes.js';
 import { searchRoutes } from './fs/search-routes.js';
 import { WatchBudget, watchRoutes } from './fs/watch.js';
+import { claimRoutes } from './claim.js';
 import { healthRoutes } from './health.js';
 import { createApp, normalizeRequest } from './http/app.js';
 import { guardUpgrade } from './http/gateway-token.js';
@@ -101,6 +102,7 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
 
   const app = createApp(config.gatewayToken);
   healthRoutes(app, pm, config.clock, config.version);
+  claimRoutes(app, { pooled: config.pooled ?? false, env: config.env, stateDir: config.stateDir });
   filesystemRoutes(app, ctx);
   multipartRoutes(app, ctx, config.tmpDir, config.clock);
   searchRoutes(app, ctx);
