@@ -135,6 +135,7 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
   // uploads may be long; stalled bodies are cut by the body-idle guard instead.
   server.maxConnections = LIMITS.connections;
   server.headersTimeout = LIMITS.headersTimeoutMs;
+  server.keepAliveTimeout = LIMITS.keepAliveTimeoutMs;
   server.requestTimeout = 0;
   // An accept failing (EMFILE) is an 'error' on the server: unheard, it would end sandboxd. One
   // before listening (port taken) still does: the supervisor retries.

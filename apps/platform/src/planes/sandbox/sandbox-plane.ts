@@ -24,7 +24,7 @@ import type { SecretBox } from '../../framework/secrets.js';
 import type { ChangeFeed } from '../../framework/change-feed.js';
 import { imageImportApp } from './gateway/image-import.js';
 import type { SandboxImages } from './sandbox-images.js';
-import { AccessCache, ACCESS_CACHE_TTL_MS } from './gateway/access-cache.js';
+import { AccessCache, ACCESS_CACHE_TTL_MS, ACCESS_REFRESH_WINDOW_MS } from './gateway/access-cache.js';
 import { OpenSessions } from './gateway/open-sessions.js';
 import { PreviewGateway } from './previews/preview-gateway.js';
 import type { RawRoute } from './gateway/listener.js';
@@ -148,7 +148,20 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
     : undefined;
   const { authenticator, workspaces } = d;
   // Issue 19 item 10: revocations empty the cache at once and close the sessions they end.
-  const access = new AccessCache(authenticator, workspaces, Date.now, ACCESS_CACHE_TTL_MS, 10_000, d.changes);
+  // Issue 20 item 2: entries in use are re-validated in the background, not on the request path.
+  const access = new AccessCache(
+    authenticator,
+    workspaces,
+    Date.now,
+    ACCESS_CACHE_TTL_MS,
+    10_000,
+    d.changes,
+    {
+      windowMs: ACCESS_REFRESH_WINDOW_MS,
+      maxRefreshed: 1024,
+    },
+  );
+  access.startRefresh();
   const gateway = new SandboxGateway({
     access,
     live: controllers.live,
