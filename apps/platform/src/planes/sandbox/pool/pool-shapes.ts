@@ -2,9 +2,9 @@
  * Which sandboxes the warm pool keeps ready (issue 20): shapes of image and memory, each with a
  * size. `TARMAC_POOL` (config.ts) is `off`, or a comma-separated list of `<image>@<memory MB>=<size>`
  * (e.g. `tarmac/base:latest@4096=2,tarmac/base:latest@1024=1`). The default is the default image
- * and memory with two sandboxes: about 2 x 40 MB of host memory (sandboxd's resident set, frozen),
- * though the memory ledger counts their limits, which is why pool members are the first released
- * under memory pressure (warm-pool.ts).
+ * and memory with two sandboxes: about 2 x 14 MB of host memory (a frozen member's memory
+ * cgroup, bench/sandbox.ts), though the memory ledger counts their limits, which is why pool
+ * members are the first released under memory pressure (warm-pool.ts).
  */
 import { DEFAULT_MEMORY_MB } from '../records/sandbox-record.js';
 

@@ -225,10 +225,14 @@ export class WarmPool {
   }
 
   private async fillLoop(): Promise<void> {
-    for (;;) {
+    for (let booted = 0; ; booted++) {
       if (this.stopped || this.now() < this.pausedUntil) return;
       const shape = this.d.shapes.find((s) => (this.ready.get(shapeKey(s))?.length ?? 0) < s.size);
-      if (!shape) return;
+      if (!shape) {
+        // What the pool costs the host, for operators (issue 20: "their host cost is reported").
+        if (booted > 0) this.d.logger.info({ pool: await this.status() }, 'warm pool full');
+        return;
+      }
       if (!(await this.boot(shape))) {
         this.pausedUntil = this.now() + (this.d.backoffMs ?? 30_000);
         return;
