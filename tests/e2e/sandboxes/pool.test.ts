@@ -225,6 +225,17 @@ describe.skipIf(missing !== null)(`warm pool${missing ? ` (skipped: ${missing})`
     const back = (await run(undefined, 'pool-ws-a', 'ls /tmp; ps -eo args; env; hostname')).stdout ?? '';
     expect(back).not.toContain('b-s3cret');
     expect(back).not.toContain('pool-ws-b');
+    // The claimed sandbox's own user cannot claim it again (through the gateway, which adds the
+    // sandbox token): the env its processes get stays the one the claim set.
+    const reclaim = await fetch(`${p!.url}/${p!.credentials.workspace}/sandboxes/pool-ws-a/_tarmac/claim`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${p!.credentials.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ env: { HOSTNAME: 'pool-ws-b', SECRET_VAR: 'stolen' } }),
+    });
+    expect(reclaim.status).toBe(409);
+    expect((await run(undefined, 'pool-ws-a', 'echo "$HOSTNAME $SECRET_VAR"')).stdout?.trim()).toBe(
+      'pool-ws-a a-s3cret',
+    );
     // The pool boots new members in the background; none of the claimed ones came back to it.
     await poolFull();
     expect(readyMembers().length).toBe(2);
@@ -241,6 +252,13 @@ describe.skipIf(missing !== null)(`warm pool${missing ? ` (skipped: ${missing})`
     expect(s.status, JSON.stringify(s.events)).toBe('DEPLOYED');
     expect(s.events.map((e) => e.message).join('\n')).not.toContain('warm pool');
     expect((await run(undefined, 'not-pooled', 'hostname')).stdout?.trim()).toBe('not-pooled');
+    // A sandbox that was not pooled has no claim route at all (its user cannot rewrite its env).
+    const claim = await fetch(`${p!.url}/${p!.credentials.workspace}/sandboxes/not-pooled/_tarmac/claim`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${p!.credentials.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ env: { HOSTNAME: 'other' } }),
+    });
+    expect(claim.status).toBe(404);
   }, 120_000);
 });
 
