@@ -8,6 +8,10 @@
 //  3. density: N sandboxes (default 200) created, left to fall into STANDBY; host memory per
 //     sandbox (MemAvailable before vs after, and the sum of their memory cgroups), then every one
 //     must answer /health (resumed). Everything is deleted afterwards.
+//  0. (issue 20, bench/sandbox-first-command.ts) time to first command from the warm pool and
+//     without it, against podman on the same rootfs when installed (FIRST=15 samples,
+//     interleaved); the request after a 7-second pause vs back to back (PAUSE_RUNS=15); the host
+//     memory of a pooled sandbox.
 // Reports median, p99 and spread (min..max); ratios to the baseline where one applies.
 //
 //   node --import tsx bench/sandbox.ts            (RUNS=100 RESUME=100 DENSITY=200 MEMORY=4096)
@@ -16,11 +20,22 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, startPlatform, type RunningPlatform } from '../tests/e2e/support/platform.js';
+import {
+  firstCommand,
+  pausePairs,
+  podmanFirstCommand,
+  podmanMissing,
+  poolMemberMemoryMB,
+  waitPoolFull,
+} from './sandbox-first-command.js';
 
 const RUNS = Number(process.env.RUNS ?? 100);
 const RESUME = Number(process.env.RESUME ?? 100);
 const DENSITY = Number(process.env.DENSITY ?? 200);
 const IMAGE_DIR = process.env.TARMAC_TEST_IMAGE_DIR ?? '/var/cache/tarmac-test/images';
+const FIRST = Number(process.env.FIRST ?? 15);
+const PAUSE_RUNS = Number(process.env.PAUSE_RUNS ?? 15);
+const POOL_SIZE = 2;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const quantile = (xs: number[], q: number) => {
@@ -57,7 +72,7 @@ function breakdown(v: View): { container: number; sandboxd: number } | undefined
 // (0.125 core) node's own start-up inside the sandbox takes ~8x longer.
 const MEMORY = Number(process.env.MEMORY ?? 4096);
 
-async function create(p: RunningPlatform, name: string, memory = MEMORY): Promise<number> {
+async function create(p: RunningPlatform, name: string, memory = MEMORY - 1): Promise<number> {
   const t = performance.now();
   await ok(
     await p.api('/v0/sandboxes', {
@@ -149,6 +164,9 @@ async function main(): Promise<void> {
       // The resume pool (10) and density (DENSITY) sandboxes of MEMORY MB each are idle: their
       // limits far exceed the host's memory, which the engine refuses by default (issue 19 item 13).
       TARMAC_MEMORY_OVERCOMMIT: '1000',
+      // The warm pool holds MEMORY MB sandboxes of the base image; sections 1-3 create MEMORY - 1
+      // MB ones (same CPU share to 0.05 %), which it does not hold, so they boot as before.
+      TARMAC_POOL: `tarmac/base:latest@${MEMORY}=${POOL_SIZE}`,
     },
   });
   const made: string[] = [];
@@ -157,6 +175,7 @@ async function main(): Promise<void> {
     made.push('warm');
     await create(p, 'warm');
     await remove(p, ['warm']);
+    await firstCommandSection(p, made);
 
     // 1. create-to-DEPLOYED, one at a time.
     const createMs: number[] = [];
@@ -211,6 +230,30 @@ async function main(): Promise<void> {
     }
     await remove(p, pool);
 
+    // 2b. the request after a 7-second pause against the one before it (no STANDBY: 10 min).
+    if (PAUSE_RUNS > 0) {
+      await p.api('/v0/sandboxes/pause', { method: 'DELETE' });
+      made.push('pause');
+      const spec = { runtime: { image: 'tarmac/base:latest', memory: MEMORY - 1 } };
+      await p.api('/v0/sandboxes', {
+        method: 'POST',
+        body: JSON.stringify({ metadata: { name: 'pause' }, spec }),
+      });
+      while ((await state(p, 'pause')).status !== 'DEPLOYED') await sleep(20);
+      // STANDBY after 1 s in this run: keep the sandbox RUNNING with a keep-alive process.
+      await fetch(`${p.url}/${p.credentials.workspace}/sandboxes/pause/process`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${p.credentials.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ command: 'sleep 100000', keepAlive: true, timeout: 0 }),
+      });
+      const { warm, afterPause } = await pausePairs(p, 'pause', PAUSE_RUNS, 7000);
+      console.log(`request back to back: ${fmt(warm)}`);
+      console.log(`request after a 7 s pause: ${fmt(afterPause)}`);
+      const diff = afterPause.map((x, i) => x - (warm[i] ?? 0));
+      console.log(`  added by the pause (paired): ${fmt(diff)}  [goal: within 0.5 ms at the median]`);
+      await remove(p, ['pause']);
+    }
+
     // 3. density.
     if (DENSITY === 0) return;
     const before = memAvailableMB();
@@ -249,6 +292,48 @@ async function main(): Promise<void> {
     await remove(p, left);
     await p.stop();
   }
+}
+
+/** Section 0 (issue 20): time to first command, pool vs no pool vs podman, interleaved. */
+async function firstCommandSection(p: RunningPlatform, made: string[]): Promise<void> {
+  if (FIRST <= 0) return;
+  const podmanWhyNot = podmanMissing();
+  if (podmanWhyNot) console.log(podmanWhyNot);
+  const rootfs = join(IMAGE_DIR, encodeURIComponent('tarmac/base:latest'), 'layers');
+  const pooled: number[] = [];
+  const booted: number[] = [];
+  const podman: number[] = [];
+  await waitPoolFull(p.home, POOL_SIZE);
+  const memberMB = poolMemberMemoryMB(p.home);
+  for (let i = 0; i < FIRST; i++) {
+    if (!podmanWhyNot) podman.push(podmanFirstCommand(join(rootfs, readdirSync(rootfs)[0] ?? '')));
+    const b = await firstCommand(
+      p,
+      { runtime: { image: 'tarmac/base:latest', memory: MEMORY - 1 } },
+      `fc-${i}`,
+    );
+    made.push(b.name);
+    booted.push(b.ms);
+    await waitPoolFull(p.home, POOL_SIZE); // refills happen outside the measurement
+    const w = await firstCommand(p, { runtime: { image: 'tarmac/base:latest', memory: MEMORY } });
+    if (!w.pooled) throw new Error(`${w.name} was not served from the pool`);
+    made.push(w.name);
+    pooled.push(w.ms);
+    await remove(p, [b.name, w.name]);
+  }
+  console.log(`time to first command, from the warm pool: ${fmt(pooled)}  [goal: median < 20 ms]`);
+  console.log(`time to first command, booted (no pool): ${fmt(booted)}`);
+  console.log(
+    `  ratio of medians, booted / pool: ${(quantile(booted, 0.5) / quantile(pooled, 0.5)).toFixed(1)}x`,
+  );
+  if (podman.length > 0) {
+    console.log(`time to first command, podman run --rootfs (same rootfs): ${fmt(podman)}`);
+    console.log(
+      `  ratio of medians, podman / pool: ${(quantile(podman, 0.5) / quantile(pooled, 0.5)).toFixed(1)}x  [goal >= 10x]`,
+    );
+  }
+  if (memberMB !== undefined)
+    console.log(`host memory of a pooled (frozen) sandbox: ${memberMB.toFixed(1)} MB`);
 }
 
 await main();

@@ -31,6 +31,7 @@ import { WorkspacesService } from './planes/identity/workspaces/workspaces.servi
 import { sharedServices, type SharedServices } from './shared-services.js';
 import { publishWorkspaceDeleted } from './framework/workspace-deletion.js';
 import { revocationPublisher } from './framework/revocations.js';
+import type { SandboxPool } from './planes/sandbox/pool/sandbox-pool.js';
 
 export interface PlatformDeps {
   store: Store;
@@ -55,6 +56,8 @@ export interface PlatformDeps {
   validateImage?: (ref: string, workspace: string) => Promise<boolean>;
   /** Most memory (MB) one sandbox can have: the engine's capacity (400 on spec.runtime.memory above). */
   maxSandboxMemoryMB?: number;
+  /** The warm pool (planes/sandbox/pool/): creates it can serve get a pre-booted sandbox. */
+  sandboxPool?: SandboxPool | undefined;
   /** USD per unit of each billing dimension (planes/metering/prices.ts); defaults when absent. */
   prices?: PriceTable;
 }
@@ -132,6 +135,7 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
       signDriveToken: driveTokenSigner(deps.signingKey, 'tarmac', nowMs),
       ...(deps.validateImage ? { validateImage: deps.validateImage } : {}),
       ...(deps.maxSandboxMemoryMB !== undefined ? { maxSandboxMemoryMB: deps.maxSandboxMemoryMB } : {}),
+      ...(deps.sandboxPool ? { sandboxPool: deps.sandboxPool } : {}),
     }),
   );
   registerWorkloadCatalogueRoutes(

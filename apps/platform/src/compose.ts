@@ -136,6 +136,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       validateImage: (ref, workspace) => sandboxPlane.validateImage(ref, workspace),
       // A sandbox asking more memory than the engine can ever commit is a 400 (issue 19 item 13).
       maxSandboxMemoryMB: sandboxPlane.memoryCapacityMB,
+      sandboxPool: sandboxPlane.pool,
       store,
       logger,
       signingKey: r.signingKey,

@@ -4,6 +4,7 @@ import { DEFAULT_METERING_INTERVAL_SECONDS } from './planes/metering/metering.js
 import { DEFAULT_PRICES, priceOverridesSchema, type PriceTable } from './planes/metering/prices.js';
 import type { EngineConfig } from './planes/sandbox/controllers/engine-config.js';
 import { parseCidrList, parseResolveList } from './planes/sandbox/egress/destination-guard.js';
+import { parsePoolShapes } from './planes/sandbox/pool/pool-shapes.js';
 
 /**
  * Every environment variable the platform process reads, in one schema (issue 13: one validated
@@ -85,6 +86,11 @@ export const platformEnvSchema = z.object({
   TARMAC_MEMORY_OVERCOMMIT: optional,
   /** Age before a container with no record is removed, whole seconds (60; orphan-reaper.ts). */
   TARMAC_ORPHAN_GRACE_SECONDS: optional,
+  /**
+   * The warm pool (issue 20; planes/sandbox/pool/ARCHITECTURE.md): `off`, or shapes
+   * `<image>@<memory MB>=<size>,…`; default `tarmac/base:latest@4096=2` (the default image and memory).
+   */
+  TARMAC_POOL: optional,
 
   // Connections (issue 19 item 7; planes/sandbox/gateway/CONNECTIONS.md): caps derived from the
   // open-files limit unless set; timeouts in ms.
@@ -260,6 +266,7 @@ function engineConfig(e: PlatformEnv): EngineConfig {
     throw new ConfigError(`TARMAC_ORPHAN_GRACE_SECONDS must be whole seconds, got "${graceText}"`);
   }
   return {
+    pool: asConfigError(() => parsePoolShapes(e.TARMAC_POOL)),
     orphanGraceMs: Number(graceText) * 1000,
     limits: {
       ...optionalNumber(e.TARMAC_SANDBOX_DISK_MB, 'TARMAC_SANDBOX_DISK_MB', 'defaultDiskMB', {

@@ -295,6 +295,26 @@ export class LocalEngine implements Engine {
     }
   }
 
+  /**
+   * The warm pool's claim (issue 20): a sandbox booted ahead of demand takes the hostname and
+   * labels of the sandbox it becomes. The hostname is set in the container's UTS namespace from
+   * the host (`nsenter --uts`): the sandbox holds no CAP_SYS_ADMIN to do it itself, and `uname -n`
+   * inside must read what a sandbox booted with that hostname reads. The labels are what the
+   * platform's orphan reaper and workspace deletion go by.
+   */
+  async claim(id: string, o: { hostname: string; labels: Record<string, string> }): Promise<void> {
+    if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i.test(o.hostname)) {
+      throw new EngineError(`invalid hostname "${o.hostname}"`);
+    }
+    const rec = this.files.read(id);
+    const pid = this.runc.alive(id)?.pid;
+    if (pid === undefined) throw new EngineError(`sandbox ${id} is not running`);
+    await this.runner.run('nsenter', [`--target=${pid}`, '--uts', '--', 'hostname', o.hostname], {
+      timeoutMs: 5000,
+    });
+    this.files.write({ ...rec, labels: o.labels });
+  }
+
   async freeze(id: string): Promise<void> {
     const rec = this.files.read(id);
     await this.cgroups.freeze(rec.cgroup);

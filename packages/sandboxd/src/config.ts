@@ -47,6 +47,8 @@ export interface SandboxdConfig {
    * and this sandbox's own (TARMAC_SANDBOXD_MCP_HOSTS; mcp/host-guard.ts, issue 14 item 7).
    */
   mcpAllowedHosts?: string[];
+  /** Booted for the warm pool: `POST /_tarmac/claim` exists until it is used (claim.ts). */
+  pooled?: boolean;
   /** Interval of `[keepalive]` lines on streams; 30 s upstream, 5 s on streamed exec. */
   keepaliveMs: { logs: number; watch: number; exec: number };
 }

@@ -31,6 +31,8 @@ function unhide(env: Record<string, string>): void {
  * inherits it (removed from process.env too, which the terminal and node itself read).
  */
 const TOKEN_VAR = 'TARMAC_SANDBOXD_TOKEN';
+/** Set by the engine on a warm-pool sandbox (claim.ts); like the token, nothing inherits it. */
+const POOLED_VAR = 'TARMAC_SANDBOXD_POOLED';
 
 /** Hostnames /mcp accepts in Host and Origin, comma-separated (mcp/host-guard.ts); sandboxd's own. */
 const MCP_HOSTS_VAR = 'TARMAC_SANDBOXD_MCP_HOSTS';
@@ -40,6 +42,8 @@ function main(): void {
   delete process.env[TOKEN_VAR];
   const mcpAllowedHosts = (process.env[MCP_HOSTS_VAR] ?? '').split(',').filter(Boolean);
   delete process.env[MCP_HOSTS_VAR];
+  const pooled = truthy(process.env[POOLED_VAR]);
+  delete process.env[POOLED_VAR];
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   unhide(env);
@@ -60,6 +64,7 @@ function main(): void {
       : {}),
     ...(gatewayToken ? { gatewayToken } : {}),
     mcpAllowedHosts,
+    pooled,
   });
   // A failure in one request must not end every process of the sandbox (issue 19 item 6): log a
   // stray rejection and carry on. An uncaught exception still exits (the state may be broken);

@@ -13,12 +13,14 @@ import type { PathContext } from './fs/paths.js';
 import { filesystemRoutes } from './fs/routes.js';
 import { searchRoutes } from './fs/search-routes.js';
 import { WatchBudget, watchRoutes } from './fs/watch.js';
+import { claimRoutes } from './claim.js';
 import { healthRoutes } from './health.js';
 import { createApp, normalizeRequest } from './http/app.js';
 import { guardUpgrade } from './http/gateway-token.js';
 import { HttpError } from './http/errors.js';
 import { LIMITS } from './http/limits.js';
 import { StreamBudget } from './http/stream.js';
+import { allowedHostnames } from './mcp/host-guard.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { PortMonitors } from './network/monitor.js';
 import { networkRoutes } from './network/routes.js';
@@ -101,6 +103,13 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
 
   const app = createApp(config.gatewayToken);
   healthRoutes(app, pm, config.clock, config.version);
+  const mcpAllowed = allowedHostnames(config.mcpAllowedHosts);
+  claimRoutes(app, {
+    pooled: config.pooled ?? false,
+    env: config.env,
+    stateDir: config.stateDir,
+    mcpHosts: mcpAllowed,
+  });
   filesystemRoutes(app, ctx);
   multipartRoutes(app, ctx, config.tmpDir, config.clock);
   searchRoutes(app, ctx);
@@ -114,7 +123,7 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
     procRoot: config.procRoot,
     version: config.version,
     waitCapSec: deps.mcpWaitCapSec,
-    ...(config.mcpAllowedHosts ? { allowedHosts: config.mcpAllowedHosts } : {}),
+    allowed: mcpAllowed,
   });
   app.get('/terminal', (c) => {
     if (config.terminalDisabled) throw new HttpError(404, 'terminal is disabled');
@@ -134,6 +143,7 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
   // uploads may be long; stalled bodies are cut by the body-idle guard instead.
   server.maxConnections = LIMITS.connections;
   server.headersTimeout = LIMITS.headersTimeoutMs;
+  server.keepAliveTimeout = LIMITS.keepAliveTimeoutMs;
   server.requestTimeout = 0;
   // An accept failing (EMFILE) is an 'error' on the server: unheard, it would end sandboxd. One
   // before listening (port taken) still does: the supervisor retries.

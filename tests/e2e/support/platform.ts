@@ -77,6 +77,8 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
         TARMAC_EGRESS_PORT: String(await freePort()),
         // One base-image cache per machine: a fresh home must not rebuild the image (~30 s, 370 MB).
         TARMAC_IMAGE_DIR: process.env.TARMAC_TEST_IMAGE_DIR ?? '/var/cache/tarmac-test/images',
+        // The warm pool (issue 20) boots sandboxes at start; files that test it turn it on.
+        TARMAC_POOL: 'off',
         ...options.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

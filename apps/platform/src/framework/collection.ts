@@ -28,6 +28,8 @@ export interface CollectionDeps {
 }
 
 export interface NewRecord<Spec> {
+  /** A record id chosen ahead (the warm pool's: secrets are derived from it); random otherwise. */
+  id?: string;
   workspace: string;
   parent?: string;
   name: string;
@@ -86,7 +88,7 @@ export class ResourceCollection<Spec> {
     const at = this.deps.now().toISOString();
     try {
       const row = await this.deps.store.resources.create<Spec>({
-        id: randomUUID(),
+        id: record.id ?? randomUUID(),
         workspace: record.workspace,
         kind: this.kind,
         parent: record.parent ?? '',

@@ -4,3 +4,4 @@ export * from './filesystem.js';
 export * from './process.js';
 export * from './network.js';
 export * from './terminal.js';
+export * from './claim.js';

@@ -8,6 +8,13 @@ export const LIMITS = {
   connections: 512,
   /** Request line and headers must arrive within this (slow-header clients). */
   headersTimeoutMs: 20_000,
+  /**
+   * An idle keep-alive connection is closed after this. Node's default (5 s) made the gateway's
+   * first request after a pause open a new connection into the sandbox (issue 20 item 2); the
+   * gateway's agent drops its idle sockets at 60 s, before this, so it never reuses one sandboxd
+   * is closing. Idle connections stay bounded by `connections`.
+   */
+  keepAliveTimeoutMs: 65_000,
   /** Header bytes per request (node's default, made explicit): 431 above it. */
   maxHeaderBytes: 16 * 1024,
   /**

@@ -47,6 +47,6 @@ export function rebindingRefusal(headers: Headers, allowed: ReadonlySet<string>)
 }
 
 /** The allowed set: loopback names plus the configured ones (hostnames, any case). */
-export function allowedHostnames(configured: readonly string[] = []): ReadonlySet<string> {
+export function allowedHostnames(configured: readonly string[] = []): Set<string> {
   return new Set([...LOOPBACK_HOSTNAMES, ...configured.map((h) => h.trim().toLowerCase()).filter(Boolean)]);
 }

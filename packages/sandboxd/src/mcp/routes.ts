@@ -13,8 +13,12 @@ export type { McpOptions } from './server.js';
 /** The methods /mcp answers (OPTIONS and HEAD are answered for every route by http/app.ts). */
 export const MCP_ALLOW = 'POST, OPTIONS';
 
-export function mcpRoutes(app: Hono, o: McpOptions & { allowedHosts?: readonly string[] }): void {
-  const allowed = allowedHostnames(o.allowedHosts);
+export function mcpRoutes(
+  app: Hono,
+  o: McpOptions & { allowedHosts?: readonly string[]; allowed?: ReadonlySet<string> },
+): void {
+  // `allowed` is live: a warm-pool claim (claim.ts) adds the claimed sandbox's hosts to it.
+  const allowed = o.allowed ?? allowedHostnames(o.allowedHosts);
   app.post('/mcp', async (c) => {
     // Before the body is read: a rebinding page gets nothing but the refusal (host-guard.ts).
     // The JSON-RPC error shape is the SDK transport's own for the same refusal.

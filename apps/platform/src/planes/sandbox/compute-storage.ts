@@ -10,6 +10,7 @@ import { SandboxesService } from './records/sandboxes.service.js';
 import { registerVolumeRoutes } from './volumes/volumes.routes.js';
 import { VolumesService } from './volumes/volumes.service.js';
 import type { CollectionDeps } from '../../framework/collection.js';
+import type { SandboxPool } from './pool/sandbox-pool.js';
 
 /** Routes of the compute and storage part of the catalogue, in OpenAPI order. */
 export const computeStorageRoutes: readonly RouteSpec[] = [
@@ -22,6 +23,8 @@ export interface ComputeStorageDeps extends CollectionDeps {
   /** SandboxServiceDeps.maxMemoryMB. */
   maxSandboxMemoryMB?: number;
   signDriveToken: DriveTokenSigner;
+  /** SandboxServiceDeps.pool (issue 20). */
+  sandboxPool?: SandboxPool | undefined;
 }
 
 /** The services of sandboxes, previews, volumes and drives over one set of dependencies. */
@@ -34,6 +37,7 @@ export function computeStorageServices(deps: ComputeStorageDeps) {
     volumes,
     ...(deps.validateImage ? { validateImage: deps.validateImage } : {}),
     ...(deps.maxSandboxMemoryMB !== undefined ? { maxMemoryMB: deps.maxSandboxMemoryMB } : {}),
+    ...(deps.sandboxPool ? { pool: deps.sandboxPool } : {}),
     onDelete: (workspace, name) => late.previews?.removeAllOf(workspace, name) ?? Promise.resolve(),
   });
   const previews = (late.previews = new PreviewsService(deps, sandboxes));

@@ -24,11 +24,13 @@ import type { SecretBox } from '../../framework/secrets.js';
 import type { ChangeFeed } from '../../framework/change-feed.js';
 import { imageImportApp } from './gateway/image-import.js';
 import type { SandboxImages } from './sandbox-images.js';
-import { AccessCache, ACCESS_CACHE_TTL_MS } from './gateway/access-cache.js';
+import { AccessCache, ACCESS_CACHE_TTL_MS, ACCESS_REFRESH_WINDOW_MS } from './gateway/access-cache.js';
 import { OpenSessions } from './gateway/open-sessions.js';
 import { PreviewGateway } from './previews/preview-gateway.js';
 import type { RawRoute } from './gateway/listener.js';
 import { SandboxGateway, type SandboxGatewayDeps } from './gateway/sandbox-gateway.js';
+import { WarmPool, type PoolShapeStatus } from './pool/warm-pool.js';
+import { sandboxPool, type SandboxPool } from './pool/sandbox-pool.js';
 import {
   SANDBOXD_MCP_HOSTS_ENV,
   SANDBOXD_TOKEN_ENV,
@@ -80,6 +82,10 @@ export interface SandboxPlane {
   sessions: OpenSessions;
   /** Raw-body management routes served at the listener (POST /v0/images/import). */
   rawRoutes: RawRoute[];
+  /** The warm pool for the sandboxes module (issue 20); absent when TARMAC_POOL is off. */
+  pool: SandboxPool | undefined;
+  /** The pool per shape and the host memory of its members (ops). */
+  poolStatus(): Promise<PoolShapeStatus[]>;
   /** For the sandboxes module: false for an image the workspace cannot run (400 INVALID_IMAGE). */
   validateImage(ref: string, workspace: string): Promise<boolean>;
   stop(): Promise<void>;
@@ -116,7 +122,22 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
       files: base?.files ?? [],
     };
   };
+  // The warm pool (issue 20, pool/ARCHITECTURE.md): booted once the controllers have re-attached.
+  const warm =
+    d.config.pool.length > 0
+      ? new WarmPool({
+          engine,
+          shapes: d.config.pool,
+          // Built-in images resolve the same in every workspace; the pool boots only those it can.
+          resolveImage: (ref) => d.images.resolve('', ref),
+          sandboxDefaults,
+          token: (id) => token({ id }),
+          tokenHeader: SANDBOXD_TOKEN_HEADER,
+          logger: d.logger,
+        })
+      : undefined;
   const controllers = startControllers({
+    ...(warm ? { isPooled: (id: string) => warm.owns(id), makeRoom: (mb: number) => warm.release(mb) } : {}),
     engine,
     store: d.store,
     changes: d.changes,
@@ -130,9 +151,33 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
       viewSandboxSpec(box, row.spec as SandboxSpec, sandboxSecretContext(row.workspace, row.name), 'reveal')
         .runtime?.envs ?? [],
   });
+  void controllers.ready
+    .then(() => warm?.start())
+    .catch((err: unknown) => d.logger.error({ err }, 'the warm pool did not start'));
+  const pool = warm
+    ? sandboxPool({
+        pool: warm,
+        resolveImage: (workspace, ref) => d.images.resolve(workspace, ref),
+        adopt: (row, ip) => controllers.sandboxes.adopt(row, ip),
+        ...(d.mcpHosts ? { mcpHosts: d.mcpHosts } : {}),
+      })
+    : undefined;
   const { authenticator, workspaces } = d;
   // Issue 19 item 10: revocations empty the cache at once and close the sessions they end.
-  const access = new AccessCache(authenticator, workspaces, Date.now, ACCESS_CACHE_TTL_MS, 10_000, d.changes);
+  // Issue 20 item 2: entries in use are re-validated in the background, not on the request path.
+  const access = new AccessCache(
+    authenticator,
+    workspaces,
+    Date.now,
+    ACCESS_CACHE_TTL_MS,
+    10_000,
+    d.changes,
+    {
+      windowMs: ACCESS_REFRESH_WINDOW_MS,
+      maxRefreshed: 1024,
+    },
+  );
+  access.startRefresh();
   const gateway = new SandboxGateway({
     access,
     live: controllers.live,
@@ -203,6 +248,8 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
     previews,
     sessions,
     rawRoutes: [imageImport],
+    pool,
+    poolStatus: async () => (warm ? warm.status() : []),
     async validateImage(ref, workspace) {
       const engineRef = await d.images.resolve(workspace, ref);
       if (engineRef === undefined) return false;
@@ -220,6 +267,7 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
       sessions.close();
       access.close();
       await controllers.stop();
+      await warm?.stop(); // unclaimed members are nobody's: not left running (and reaped) after us
     },
   };
 }

@@ -36,6 +36,10 @@ export interface ControllerDeps {
   orphanGraceMs?: number;
   /** How often orphans are looked for besides start and workspace deletion (30 s). */
   orphanIntervalMs?: number;
+  /** The warm pool's containers, which the orphan reaper leaves alone (OrphanReaperDeps.isPooled). */
+  isPooled?: (recordId: string) => boolean;
+  /** Frees ledger memory (the pool's members) when a deploy finds the host full. */
+  makeRoom?: SandboxControllerOptions['makeRoom'];
   /** Workspace image resolution (SandboxControllerOptions.resolveImage). */
   resolveImage?: SandboxControllerOptions['resolveImage'];
 }
@@ -71,6 +75,7 @@ export function startControllers(deps: ControllerDeps): Controllers {
     ...(deps.revealEnvs ? { revealEnvs: deps.revealEnvs } : {}),
     ...(deps.sandboxDefaults ? { sandboxDefaults: deps.sandboxDefaults } : {}),
     ...(deps.resolveImage ? { resolveImage: deps.resolveImage } : {}),
+    ...(deps.makeRoom ? { makeRoom: deps.makeRoom } : {}),
     onRecord: (row) => expiry.track(row),
   });
   const volumes = new VolumeController({ engine: deps.engine, resources, logger: deps.logger });
@@ -90,6 +95,7 @@ export function startControllers(deps: ControllerDeps): Controllers {
     logger: deps.logger,
     ...(deps.now ? { now: deps.now } : {}),
     ...(deps.orphanGraceMs !== undefined ? { graceMs: deps.orphanGraceMs } : {}),
+    ...(deps.isPooled ? { isPooled: deps.isPooled } : {}),
   });
   const reap = (scope: { workspace?: string } = {}) =>
     void orphans

@@ -4,6 +4,8 @@
  * TARMAC_DOMAIN, TARMAC_SANDBOXD_BUNDLE, TARMAC_TINI and TARMAC_ORPHAN_GRACE_SECONDS; nothing here reads the environment.
  */
 
+import type { PoolShape } from '../pool/pool-shapes.js';
+
 export interface EngineConfig {
   standbyAfterMs: number;
   imageDir: string | undefined;
@@ -14,6 +16,8 @@ export interface EngineConfig {
   sandboxDomain: string;
   sandboxdBundle: string | undefined;
   tiniBinary: string;
+  /** Warm pool shapes (TARMAC_POOL; pool/pool-shapes.ts); empty: no pool. */
+  pool: PoolShape[];
   /** Age before a container with no record is removed (TARMAC_ORPHAN_GRACE_SECONDS; orphan-reaper.ts). */
   orphanGraceMs: number;
   /** Per-sandbox limits (TARMAC_SANDBOX_DISK_MB, _NOFILE, TARMAC_MEMORY_OVERCOMMIT), to LocalEngine as they are. */

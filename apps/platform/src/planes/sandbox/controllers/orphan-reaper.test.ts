@@ -97,6 +97,24 @@ describe.skipIf(missing !== null)(`orphan reaper${missing ? ` (skipped: ${missin
     expect((await engine.list()).map((i) => i.id)).toEqual([kept]);
   });
 
+  it("leaves the warm pool's members alone: no record yet by design (issue 20)", async () => {
+    const poolRecord = `pool-${Math.random().toString(36).slice(2)}`;
+    const member = await container(poolRecord, '');
+    const pooled = new Set([poolRecord]);
+    const reaper = new OrphanReaper({
+      engine,
+      resources: store.resources,
+      logger,
+      graceMs: 0,
+      isPooled: (id) => pooled.has(id),
+    });
+    expect(await reaper.reap()).not.toContain(member);
+    expect((await engine.list()).map((i) => i.id)).toContain(member);
+    // Once the pool no longer owns it (a crash left it, say), it is an orphan like any other.
+    pooled.clear();
+    expect(await reaper.reap()).toContain(member);
+  });
+
   it('removes a volume without a record only after it has been seen unowned for the grace', async () => {
     let clock = Date.now();
     const owned = volumeEngineName('no-such-volume-record');

@@ -30,6 +30,8 @@ export interface OrphanReaperDeps {
   logger: Logger;
   now?: () => number;
   graceMs?: number;
+  /** Containers of the warm pool (pool/warm-pool.ts): no record yet by design, never orphans. */
+  isPooled?: (recordId: string) => boolean;
 }
 
 export class OrphanReaper {
@@ -52,6 +54,7 @@ export class OrphanReaper {
     for (const info of await this.d.engine.list()) {
       const record = info.labels.record;
       if (!record) continue; // not made by a sandbox controller: not ours to judge
+      if (this.d.isPooled?.(record)) continue; // booted ahead of demand, or being claimed right now
       if (scope.workspace !== undefined) {
         if (info.labels.workspace !== scope.workspace) continue;
       } else if (!(Date.parse(info.createdAt) + grace <= now)) continue;

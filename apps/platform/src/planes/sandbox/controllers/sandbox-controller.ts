@@ -14,6 +14,7 @@
  */
 import {
   isTransientHostError,
+  InsufficientCapacityError,
   SandboxNotFoundError,
   type Engine,
   type HostFile,
@@ -61,6 +62,12 @@ export interface SandboxControllerOptions {
    * use (images are per workspace: planes/catalogue/images/workspace-images.ts, handed in by compose.ts). Default: the ref as is.
    */
   resolveImage?: (workspace: string, ref: string) => Promise<string | undefined>;
+  /**
+   * The host's memory ledger is full (InsufficientCapacityError): free `memoryMB` if possible —
+   * the warm pool's members go first (issue 20) — and resolve with how much was freed; the create
+   * is then tried once more.
+   */
+  makeRoom?: (memoryMB: number) => Promise<number>;
   /** Told when a sandbox's record changed in a way expiry depends on, or it left DEPLOYED. */
   onRecord?: (row: SandboxRow) => void;
   readyTimeoutMs?: number;
@@ -155,7 +162,12 @@ export class SandboxController {
     try {
       if (!info) {
         const spec = await this.engineSpec(row, engineId);
-        info = await this.o.engine.createSandbox(spec);
+        info = await this.o.engine.createSandbox(spec).catch(async (err: unknown) => {
+          // Pooled sandboxes hold ledger memory nobody uses yet: they give way to a real create.
+          if (!(err instanceof InsufficientCapacityError) || !this.o.makeRoom) throw err;
+          if ((await this.o.makeRoom(spec.memoryMB)) <= 0) throw err;
+          return this.o.engine.createSandbox(spec);
+        });
       }
       t1 = this.now();
       // A live one was ready before; its liveness is the DEPLOYED watch's business from here.
@@ -297,6 +309,16 @@ export class SandboxController {
     const seconds = text ? lifecycleDurationSeconds(text) : undefined;
     const retention = seconds !== undefined ? seconds * 1000 : (this.o.defaultRetentionMs ?? 5 * 60_000);
     if (Date.parse(row.terminatedAt) + retention <= this.now()) await this.o.resources.delete(row.id);
+  }
+
+  /**
+   * A sandbox claimed from the warm pool (pool/warm-pool.ts): its record was written DEPLOYED with
+   * the member's engine id and address, and its first request may come at once — so it goes in the
+   * live map now, not at the reconcile its change notice starts.
+   */
+  adopt(row: ResourceRow<SandboxSpecView>, ip: string): void {
+    if (!this.o.live.getById(row.id)) this.register(row, ip, false);
+    this.o.onRecord?.(row);
   }
 
   private register(row: ResourceRow<SandboxSpecView>, ip: string, frozen: boolean): void {

@@ -6,7 +6,7 @@ import { ChangeFeed } from '../../../framework/change-feed.js';
 import { revocationPublisher } from '../../../framework/revocations.js';
 import { AccessCache } from './access-cache.js';
 
-function setup(expiresAtMs?: number) {
+function setup(expiresAtMs?: number, refresh?: { windowMs: number; maxRefreshed: number }) {
   let clock = 1_000_000;
   const valid = new Set(['key-a']);
   let lookups = 0;
@@ -25,7 +25,7 @@ function setup(expiresAtMs?: number) {
     },
   };
   const feed = new ChangeFeed();
-  const cache = new AccessCache(authenticator, workspaces, () => clock, 1000, 100, feed);
+  const cache = new AccessCache(authenticator, workspaces, () => clock, 1000, 100, feed, refresh);
   return {
     cache,
     feed,
@@ -78,5 +78,54 @@ describe('AccessCache', () => {
     const before = t.lookups();
     expect(await t.cache.authenticated('key-a')).toBeUndefined();
     expect(t.lookups()).toBe(before + 1);
+  });
+
+  describe('refresh ahead (issue 20 item 2)', () => {
+    const refresh = { windowMs: 30_000, maxRefreshed: 10 };
+
+    it('a request after a pause finds a fresh entry: the store was asked in the background', async () => {
+      const t = setup(undefined, refresh);
+      expect(await t.cache.authenticated('key-a')).toBeDefined();
+      expect(await t.cache.allowed('key-a', 'ws')).toBe(true);
+      for (let i = 0; i < 14; i++) {
+        t.advance(500); // a 7 s pause, the background pass running every half TTL
+        await t.cache.refreshDue();
+      }
+      const before = t.lookups();
+      expect(await t.cache.authenticated('key-a')).toBeDefined();
+      expect(await t.cache.allowed('key-a', 'ws')).toBe(true);
+      expect(t.lookups()).toBe(before); // nothing on the request path
+    });
+
+    it('keeps the TTL bound: a key revoked elsewhere is refused within one TTL, pause or not', async () => {
+      const t = setup(undefined, refresh);
+      expect(await t.cache.allowed('key-a', 'ws')).toBe(true);
+      t.valid.delete('key-a'); // revoked in another process: no notice here
+      t.advance(600);
+      await t.cache.refreshDue(); // re-validated in the background: now refused
+      expect(await t.cache.allowed('key-a', 'ws')).toBe(false);
+    });
+
+    it('stops refreshing an entry unused for longer than the window', async () => {
+      const t = setup(undefined, refresh);
+      expect(await t.cache.allowed('key-a', 'ws')).toBe(true);
+      for (let i = 0; i < 70; i++) {
+        t.advance(500);
+        await t.cache.refreshDue();
+      }
+      const before = t.lookups();
+      t.advance(500);
+      await t.cache.refreshDue();
+      expect(t.lookups()).toBe(before);
+    });
+
+    it("never refreshes past the credential's expiry", async () => {
+      const t = setup(1_000_000 + 1500, refresh);
+      expect(await t.cache.allowed('key-a', 'ws')).toBe(true);
+      t.advance(800);
+      await t.cache.refreshDue();
+      t.advance(700);
+      expect(await t.cache.allowed('key-a', 'ws')).toBe(false);
+    });
   });
 });

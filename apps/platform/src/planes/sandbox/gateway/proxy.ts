@@ -77,6 +77,8 @@ function upstreamHeaders(headers: IncomingHttpHeaders, to: Upstream): IncomingHt
 }
 
 export class SandboxProxy {
+  // Idle sockets close at 60 s, before sandboxd's keep-alive timeout (65 s, packages/sandboxd
+  // http/limits.ts): a request after a pause reuses its connection (issue 20 item 2).
   private readonly agent = new Agent({ keepAlive: true, maxFreeSockets: 4, timeout: 60_000 });
 
   /** Pipes the request to the upstream and its response back; resolves when the exchange ends. */

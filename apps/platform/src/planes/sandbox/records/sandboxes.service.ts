@@ -24,6 +24,9 @@ import { validateNetworkSpec } from './validate.js';
 import { sandboxExpiresIn } from './sandbox-expiry.js';
 import { sandboxSecretContext, sealSandboxSpec, viewSandboxSpec } from './sandbox-secrets.js';
 import { SANDBOX_KIND } from '../../../framework/kinds.js';
+import type { SandboxPool } from '../pool/sandbox-pool.js';
+import type { ClaimedSandbox } from '../pool/warm-pool.js';
+import { DEFAULT_MEMORY_MB } from './sandbox-record.js';
 export { SANDBOX_KIND } from '../../../framework/kinds.js';
 
 /**
@@ -53,6 +56,8 @@ export interface SandboxServiceDeps extends CollectionDeps {
    * total (host memory x overcommit, LocalEngine.memoryCapacityMB). Unbounded when absent.
    */
   maxMemoryMB?: number;
+  /** The warm pool (issue 20): a create it can serve gets a pre-booted sandbox, DEPLOYED at once. */
+  pool?: SandboxPool;
   /** Runs when a sandbox's deletion is requested (its previews and their tokens go with it). */
   onDelete?: (workspace: string, name: string) => Promise<void>;
 }
@@ -133,34 +138,49 @@ export class SandboxesService {
         throw invalidField(`spec.volumes.${i}.name`, `volume "${volume.name}" does not exist`);
       });
     }
-    const event = newEvent(
-      undefined,
-      'deployment',
-      'DEPLOYING',
-      'Sandbox created; waiting to be started',
-      this.deps.now(),
-    );
+    const sealed = sealSandboxSpec(this.deps.secrets, spec, sandboxSecretContext(ws.name, name));
+    const claimed = await this.claimFromPool(ws.name, name, spec, sealed);
+    const now = this.deps.now();
+    const event = claimed
+      ? // Billing starts here (metering reads Deployment/DEPLOYED as RUNNING): the claim, not the boot.
+        newEvent(undefined, 'Deployment', 'DEPLOYED', 'Sandbox is running: claimed from the warm pool', now)
+      : newEvent(undefined, 'deployment', 'DEPLOYING', 'Sandbox created; waiting to be started', now);
     let raced = false;
     const row = await this.col
       .create(
         {
+          ...(claimed ? { id: claimed.recordId } : {}),
           workspace: ws.name,
           name,
           actor,
           ...metadataColumns(body.metadata),
-          spec: sealSandboxSpec(this.deps.secrets, spec, sandboxSecretContext(ws.name, name)),
-          status: 'DEPLOYING',
+          spec: sealed,
+          status: claimed ? 'DEPLOYED' : 'DEPLOYING',
+          ...(claimed
+            ? {
+                state: 'RUNNING',
+                system: {
+                  engineId: claimed.engineId,
+                  ip: claimed.ip,
+                  deployedAt: now.toISOString(),
+                  pooled: true,
+                  ...(claimed.imageSizeBytes !== undefined ? { imageSizeBytes: claimed.imageSizeBytes } : {}),
+                },
+              }
+            : {}),
           event,
         },
         () => this.alreadyExists(ws.name, name),
       )
       .catch(async (err: unknown) => {
+        claimed?.discard(); // never back to the pool, never to another create
         // Lost a race with a concurrent create of the same name: answer as if we had seen it.
         const winner = createIfNotExist ? await this.col.find(ws.name, name) : undefined;
         if (!winner || winner.terminatedAt || GONE.has(winner.status ?? '')) throw err;
         raced = true;
         return winner;
       });
+    if (claimed && !raced) this.deps.pool?.adopt(row, claimed);
     if (raced) return this.view(row);
     try {
       await this.attachVolumes(ws.name, holder, spec, [], actor);
@@ -230,6 +250,33 @@ export class SandboxesService {
     });
     await this.deps.onDelete?.(ws.name, name);
     return this.view(row);
+  }
+
+  /**
+   * A pooled sandbox for this create when the pool holds its shape (issue 20): no volumes and no
+   * ports (pool members have neither), image and memory equal. Its envs are the sealed spec's,
+   * opened again: exactly what the controller hands a sandbox it boots.
+   */
+  private async claimFromPool(
+    workspace: string,
+    name: string,
+    spec: SandboxSpec,
+    sealed: SandboxSpec,
+  ): Promise<ClaimedSandbox | undefined> {
+    const pool = this.deps.pool;
+    if (!pool || (spec.volumes?.length ?? 0) > 0 || (spec.runtime?.ports?.length ?? 0) > 0) return undefined;
+    const context = sandboxSecretContext(workspace, name);
+    const env: Record<string, string> = {};
+    for (const e of viewSandboxSpec(this.deps.secrets, sealed, context, 'reveal').runtime?.envs ?? []) {
+      env[e.name] = e.value ?? '';
+    }
+    return pool.claim({
+      workspace,
+      name,
+      image: spec.runtime?.image ?? 'tarmac/base:latest',
+      memoryMB: spec.runtime?.memory ?? DEFAULT_MEMORY_MB,
+      env,
+    });
   }
 
   private alreadyExists(workspace: string, name: string): ApiError {

@@ -1,0 +1,322 @@
+/**
+ * The warm pool (issue 20; ARCHITECTURE.md here): sandboxes booted ahead of demand, frozen, one
+ * list per shape (image + memory). A create that a member satisfies claims it (`claim`): the
+ * member leaves the pool for good, the engine gives it the sandbox's hostname and labels, sandboxd
+ * the sandbox's environment, and the caller writes the record under the member's record id — the
+ * id every per-sandbox secret and the engine id are derived from, so the claimed sandbox is, from
+ * inside, the sandbox that record would have booted. Refills run one boot at a time in the
+ * background; a member is never handed back, reused or shared.
+ */
+import { randomUUID } from 'node:crypto';
+import { SandboxNotFoundError, type LocalEngine, type SandboxSpec } from '@tarmac/engine';
+import type { Logger } from 'pino';
+import { sandboxEngineId } from '../controllers/engine-ids.js';
+import { shapeKey, type PoolShape } from './pool-shapes.js';
+
+/** The engine operations the pool uses (LocalEngine has them all). */
+export type PoolEngine = Pick<
+  LocalEngine,
+  | 'createSandbox'
+  | 'waitReady'
+  | 'freeze'
+  | 'thawSync'
+  | 'claim'
+  | 'stopSandbox'
+  | 'deleteSandbox'
+  | 'list'
+  | 'stats'
+  | 'ensureImage'
+>;
+
+export interface WarmPoolDeps {
+  engine: PoolEngine;
+  shapes: readonly PoolShape[];
+  /** The engine ref of a shape's image (built-in images resolve the same in every workspace). */
+  resolveImage: (ref: string) => Promise<string | undefined>;
+  /** What every sandbox gets in its env and files (egress, sandboxd token), by record id. */
+  sandboxDefaults: (sandbox: {
+    id: string;
+  }) => Promise<{ env: Record<string, string>; files: SandboxSpec['files'] }>;
+  /** sandboxd's token of a record id (sandbox-credentials.ts). */
+  token: (recordId: string) => string;
+  /** Header the token goes in. */
+  tokenHeader: string;
+  logger: Logger;
+  now?: () => number;
+  /** After a failed boot or a release under memory pressure, no refill for this long (30 s). */
+  backoffMs?: number;
+  readyTimeoutMs?: number;
+}
+
+export interface PoolMember {
+  readonly recordId: string;
+  readonly engineId: string;
+  readonly ip: string;
+  readonly shape: string;
+  readonly engineImage: string;
+  readonly memoryMB: number;
+  readonly imageSizeBytes: number | undefined;
+}
+
+export interface ClaimRequest {
+  workspace: string;
+  name: string;
+  /** The engine ref the create's image resolves to in its workspace. */
+  engineImage: string;
+  memoryMB: number;
+  /** The sandbox's envs, secret ones opened, in spec order (later wins, as at a boot). */
+  env: Record<string, string>;
+  /** Hostnames the sandbox's /mcp accepts (issue 14 item 7); a pooled one booted without them. */
+  mcpHosts?: string[];
+}
+
+export interface ClaimedSandbox extends PoolMember {
+  /** The record now exists: the member is the sandbox's for good (the reaper may judge it). */
+  settle(): void;
+  /** The record could not be written: the member is destroyed (never back to the pool). */
+  discard(): void;
+}
+
+export interface PoolShapeStatus {
+  image: string;
+  memoryMB: number;
+  size: number;
+  ready: number;
+  booting: number;
+  /** Host memory the ready members use now (cgroup memory.current), per member on average. */
+  hostMemoryBytesPerMember: number | null;
+}
+
+const POOL_LABEL = 'pool';
+const CLAIM_TIMEOUT_MS = 5000;
+
+export class WarmPool {
+  private readonly ready = new Map<string, PoolMember[]>();
+  private readonly booting = new Set<string>();
+  private readonly claiming = new Set<string>();
+  private readonly engineImages = new Map<string, string>();
+  private filling: Promise<void> | undefined;
+  private pausedUntil = 0;
+  private stopped = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly now: () => number;
+
+  constructor(private readonly d: WarmPoolDeps) {
+    this.now = d.now ?? Date.now;
+    for (const s of d.shapes) this.ready.set(shapeKey(s), []);
+  }
+
+  /** Removes members a previous process left (unclaimed: nobody's), then fills the pool. */
+  async start(): Promise<void> {
+    for (const info of await this.d.engine.list()) {
+      if (info.labels[POOL_LABEL] === undefined || this.owns(info.labels.record ?? '')) continue;
+      await this.remove(info.id);
+    }
+    this.fill();
+    this.timer = setInterval(() => this.fill(), 5000);
+    this.timer.unref();
+  }
+
+  /** Whether a container with this record label is the pool's (the orphan reaper leaves it). */
+  owns(recordId: string): boolean {
+    if (this.booting.has(recordId) || this.claiming.has(recordId)) return true;
+    for (const list of this.ready.values()) if (list.some((m) => m.recordId === recordId)) return true;
+    return false;
+  }
+
+  /**
+   * Hands a ready member of the request's shape to the sandbox it becomes, or undefined when none
+   * is ready (or the claim failed: the member is destroyed and the caller boots the normal way).
+   */
+  async claim(req: ClaimRequest): Promise<ClaimedSandbox | undefined> {
+    const list = this.ready.get(
+      shapeKey({ image: this.shapeImageOf(req.engineImage) ?? '', memoryMB: req.memoryMB }),
+    );
+    const member = list?.shift();
+    if (!member) return undefined;
+    this.claiming.add(member.recordId);
+    this.fill();
+    try {
+      this.d.engine.thawSync(member.engineId);
+      await Promise.all([
+        this.d.engine.claim(member.engineId, {
+          hostname: req.name,
+          labels: { workspace: req.workspace, sandbox: req.name, record: member.recordId },
+        }),
+        this.tellSandboxd(member, { HOSTNAME: req.name, ...req.env }, req.mcpHosts ?? []),
+      ]);
+    } catch (err) {
+      this.d.logger.warn({ err, sandbox: req.name }, 'claiming a pooled sandbox failed; booting one instead');
+      this.claiming.delete(member.recordId);
+      void this.remove(member.engineId);
+      return undefined;
+    }
+    return {
+      ...member,
+      settle: () => this.claiming.delete(member.recordId),
+      discard: () => {
+        this.claiming.delete(member.recordId);
+        void this.remove(member.engineId);
+      },
+    };
+  }
+
+  /**
+   * Memory pressure (issue 20: pool members go first): destroys ready members until `memoryMB`
+   * of the ledger is free again or none is left, and pauses refills. Resolves with the MB freed.
+   */
+  async release(memoryMB: number): Promise<number> {
+    this.pausedUntil = this.now() + (this.d.backoffMs ?? 30_000);
+    let freed = 0;
+    const victims: PoolMember[] = [];
+    for (const list of this.ready.values()) {
+      while (freed < memoryMB && list.length > 0) {
+        const m = list.pop()!;
+        victims.push(m);
+        freed += m.memoryMB;
+      }
+    }
+    await Promise.all(victims.map((m) => this.remove(m.engineId)));
+    if (freed > 0) this.d.logger.info({ freedMB: freed }, 'released pooled sandboxes under memory pressure');
+    return freed;
+  }
+
+  /** The pool per shape and the host memory its members use (ops: what the pool costs). */
+  async status(): Promise<PoolShapeStatus[]> {
+    const out: PoolShapeStatus[] = [];
+    for (const s of this.d.shapes) {
+      const key = shapeKey(s);
+      const members = this.ready.get(key) ?? [];
+      let bytes = 0;
+      let measured = 0;
+      for (const m of members) {
+        const stats = await this.d.engine.stats(m.engineId).catch(() => undefined);
+        if (stats) {
+          bytes += stats.memoryBytes;
+          measured += 1;
+        }
+      }
+      out.push({
+        image: s.image,
+        memoryMB: s.memoryMB,
+        size: s.size,
+        ready: members.length,
+        booting: [...this.booting].filter((id) => this.bootingShape.get(id) === key).length,
+        hostMemoryBytesPerMember: measured > 0 ? Math.round(bytes / measured) : null,
+      });
+    }
+    return out;
+  }
+
+  /** Destroys every unclaimed member: they are nobody's, a restart boots new ones. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.filling?.catch(() => undefined);
+    const members = [...this.ready.values()].flat();
+    for (const list of this.ready.values()) list.length = 0;
+    await Promise.all(members.map((m) => this.remove(m.engineId)));
+  }
+
+  private readonly bootingShape = new Map<string, string>();
+
+  /** Starts refilling unless a fill is running; boots one member at a time (CPU stays for users). */
+  private fill(): void {
+    if (this.filling || this.stopped || this.now() < this.pausedUntil) return;
+    this.filling = this.fillLoop().finally(() => (this.filling = undefined));
+  }
+
+  private async fillLoop(): Promise<void> {
+    for (let booted = 0; ; booted++) {
+      if (this.stopped || this.now() < this.pausedUntil) return;
+      const shape = this.d.shapes.find((s) => (this.ready.get(shapeKey(s))?.length ?? 0) < s.size);
+      if (!shape) {
+        // What the pool costs the host, for operators (issue 20: "their host cost is reported").
+        if (booted > 0) this.d.logger.info({ pool: await this.status() }, 'warm pool full');
+        return;
+      }
+      if (!(await this.boot(shape))) {
+        this.pausedUntil = this.now() + (this.d.backoffMs ?? 30_000);
+        return;
+      }
+    }
+  }
+
+  private shapeImageOf(engineImage: string): string | undefined {
+    for (const [image, ref] of this.engineImages) if (ref === engineImage) return image;
+    return undefined;
+  }
+
+  private async boot(shape: PoolShape): Promise<boolean> {
+    const key = shapeKey(shape);
+    const recordId = randomUUID();
+    const engineId = sandboxEngineId(recordId);
+    this.booting.add(recordId);
+    this.bootingShape.set(recordId, key);
+    try {
+      let engineImage = this.engineImages.get(shape.image);
+      if (engineImage === undefined) {
+        engineImage = await this.d.resolveImage(shape.image);
+        if (engineImage === undefined) throw new Error(`image "${shape.image}" is not available`);
+        this.engineImages.set(shape.image, engineImage);
+      }
+      const image = await this.d.engine.ensureImage(engineImage);
+      const defaults = await this.d.sandboxDefaults({ id: recordId });
+      const info = await this.d.engine.createSandbox({
+        id: engineId,
+        image: engineImage,
+        memoryMB: shape.memoryMB,
+        // Booted pooled: sandboxd takes the claim once (packages/sandboxd claim.ts).
+        env: { ...defaults.env, TARMAC_SANDBOXD_POOLED: '1' },
+        hostname: engineId,
+        ports: [],
+        volumes: [],
+        files: defaults.files ?? [],
+        labels: { [POOL_LABEL]: key, record: recordId },
+      });
+      await this.d.engine.waitReady(engineId, this.d.readyTimeoutMs ?? 30_000);
+      await this.d.engine.freeze(engineId);
+      if (this.stopped) {
+        await this.remove(engineId);
+        return false;
+      }
+      this.ready.get(key)?.push({
+        recordId,
+        engineId,
+        ip: info.ip,
+        shape: key,
+        engineImage,
+        memoryMB: shape.memoryMB,
+        imageSizeBytes: image.sizeBytes,
+      });
+      return true;
+    } catch (err) {
+      this.d.logger.warn({ err, shape: key }, 'could not boot a pooled sandbox; retrying later');
+      await this.remove(engineId);
+      return false;
+    } finally {
+      this.booting.delete(recordId);
+      this.bootingShape.delete(recordId);
+    }
+  }
+
+  private async tellSandboxd(member: PoolMember, env: Record<string, string>, mcpHosts: string[]): Promise<void> {
+    const res = await fetch(`http://${member.ip}:8080/_tarmac/claim`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [this.d.tokenHeader]: this.d.token(member.recordId) },
+      body: JSON.stringify({ env, mcpHosts }),
+      signal: AbortSignal.timeout(CLAIM_TIMEOUT_MS),
+    });
+    if (!res.ok) throw new Error(`sandboxd refused the claim: ${res.status} ${await res.text()}`);
+  }
+
+  private async remove(engineId: string): Promise<void> {
+    try {
+      await this.d.engine.stopSandbox(engineId, 0);
+      await this.d.engine.deleteSandbox(engineId);
+    } catch (err) {
+      if (err instanceof SandboxNotFoundError) return;
+      this.d.logger.warn({ err, sandbox: engineId }, 'could not remove a pooled sandbox');
+    }
+  }
+}

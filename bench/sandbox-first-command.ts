@@ -1,0 +1,135 @@
+// Issue 20 sections of bench/sandbox.ts:
+//  - time to first command: POST /v0/sandboxes, then `echo hi` through the gateway's process API
+//    until its output is back — from the warm pool (a pooled shape; the pool refilled between
+//    samples, outside the measurement) and without it (the same image, a shape the pool does not
+//    hold), against `podman run --rootfs` on the same Debian rootfs when podman is installed;
+//    samples interleaved;
+//  - the request after a 7-second pause vs the one just before it (back to back), paired;
+//  - what a pooled sandbox costs the host (its memory cgroup, frozen).
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RunningPlatform } from '../tests/e2e/support/platform.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** POST a sandbox, wait until it runs `echo hi`, return ms; `nameless` lets the platform name it. */
+export async function firstCommand(
+  p: RunningPlatform,
+  spec: Record<string, unknown>,
+  name?: string,
+): Promise<{ ms: number; name: string; pooled: boolean }> {
+  const t = performance.now();
+  const res = await p.api('/v0/sandboxes', {
+    method: 'POST',
+    body: JSON.stringify({ metadata: name ? { name } : {}, spec }),
+  });
+  const body = (await res.json()) as {
+    metadata: { name: string };
+    status: string;
+    events: { message: string }[];
+  };
+  if (!res.ok) throw new Error(`create: ${res.status} ${JSON.stringify(body)}`);
+  const n = body.metadata.name;
+  for (;;) {
+    const r = await fetch(`${p.url}/${p.credentials.workspace}/sandboxes/${n}/process`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${p.credentials.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ command: 'echo hi', waitForCompletion: true }),
+    });
+    const out = (await r.json()) as { stdout?: string };
+    if (r.ok && out.stdout?.trim() === 'hi') {
+      return {
+        ms: performance.now() - t,
+        name: n,
+        pooled: body.events[0]?.message.includes('warm pool') ?? false,
+      };
+    }
+    if (r.status !== 503) throw new Error(`exec in ${n}: ${r.status} ${JSON.stringify(out)}`);
+    await sleep(2);
+  }
+}
+
+/** Ready (frozen) pool members of this platform home. */
+export function readyPoolMembers(home: string): string[] {
+  const dir = join(home, 'sandboxes');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((id) => {
+    try {
+      const rec = JSON.parse(readFileSync(join(dir, id, 'sandbox.json'), 'utf8')) as {
+        labels: Record<string, string>;
+      };
+      if (rec.labels.pool === undefined) return false;
+      const state = spawnSync('runc', ['--root', '/run/tarmac/runc', 'state', id], { encoding: 'utf8' });
+      return (JSON.parse(state.stdout || '{}') as { status?: string }).status === 'paused';
+    } catch {
+      return false;
+    }
+  });
+}
+
+export async function waitPoolFull(home: string, size: number): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (readyPoolMembers(home).length < size) {
+    if (Date.now() > deadline) throw new Error('the warm pool did not refill in 120 s');
+    await sleep(50);
+  }
+}
+
+/** Memory (MB) the ready pool members' cgroups hold (v1 or v2), per member. */
+export function poolMemberMemoryMB(home: string): number | undefined {
+  const ids = readyPoolMembers(home);
+  let total = 0;
+  for (const id of ids) {
+    const v1 = `/sys/fs/cgroup/memory/tarmac/${id}/memory.usage_in_bytes`;
+    const v2 = `/sys/fs/cgroup/tarmac/${id}/memory.current`;
+    const file = existsSync(v1) ? v1 : v2;
+    if (!existsSync(file)) return undefined;
+    total += Number(readFileSync(file, 'utf8'));
+  }
+  return ids.length > 0 ? total / ids.length / 2 ** 20 : undefined;
+}
+
+/** Why podman cannot be compared here, or undefined when it can. */
+export function podmanMissing(): string | undefined {
+  const r = spawnSync('sh', ['-c', 'command -v podman'], { encoding: 'utf8' });
+  return r.status === 0 ? undefined : 'podman is not installed: the podman comparison is skipped';
+}
+
+/** `podman run --rm --rootfs <rootfs> echo hi`, ms (the same Debian rootfs the sandboxes run). */
+export function podmanFirstCommand(rootfs: string): number {
+  const t = performance.now();
+  const out = execFileSync('podman', ['run', '--rm', '--network=none', '--rootfs', rootfs, 'echo', 'hi'], {
+    encoding: 'utf8',
+  });
+  if (out.trim() !== 'hi') throw new Error(`podman said ${out}`);
+  return performance.now() - t;
+}
+
+/** Pairs of (back-to-back request, request after `pauseMs` of silence) to one sandbox, ms. */
+export async function pausePairs(
+  p: RunningPlatform,
+  name: string,
+  n: number,
+  pauseMs: number,
+): Promise<{ warm: number[]; afterPause: number[] }> {
+  const url = `${p.url}/${p.credentials.workspace}/sandboxes/${name}/health`;
+  const headers = { authorization: `Bearer ${p.credentials.apiKey}` };
+  const one = async () => {
+    const t = performance.now();
+    const res = await fetch(url, { headers });
+    await res.arrayBuffer();
+    if (!res.ok) throw new Error(`status ${res.status}`);
+    return performance.now() - t;
+  };
+  for (let i = 0; i < 20; i++) await one();
+  const warm: number[] = [];
+  const afterPause: number[] = [];
+  for (let i = 0; i < n; i++) {
+    await one();
+    warm.push(await one());
+    await sleep(pauseMs);
+    afterPause.push(await one());
+  }
+  return { warm, afterPause };
+}

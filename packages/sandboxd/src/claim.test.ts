@@ -1,0 +1,66 @@
+// The warm pool's claim (claim.ts): only a sandboxd started pooled has the route, it takes one
+// claim, processes started afterwards see the claimed env, and a restarted sandboxd keeps it.
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSandboxd } from './sandboxd.js';
+import { startDaemon, type TestDaemon } from './test-support/harness.js';
+
+const daemons: TestDaemon[] = [];
+afterEach(async () => {
+  for (const d of daemons.splice(0)) await d.stop();
+});
+
+async function start(pooled: boolean): Promise<TestDaemon> {
+  const d = await startDaemon({ pooled });
+  daemons.push(d);
+  return d;
+}
+
+const claim = (d: TestDaemon, env: Record<string, string>) =>
+  fetch(`${d.base}/_tarmac/claim`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ env }),
+  });
+
+async function run(d: TestDaemon, command: string): Promise<string> {
+  const res = await fetch(`${d.base}/process`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ command, waitForCompletion: true }),
+  });
+  return ((await res.json()) as { stdout: string }).stdout.trim();
+}
+
+describe('POST /_tarmac/claim', () => {
+  it('is not a route of a sandboxd that was not started pooled (a user cannot rewrite the env)', async () => {
+    const d = await start(false);
+    expect((await claim(d, { HOSTNAME: 'evil' })).status).toBe(404);
+    expect(await run(d, 'echo "[$HOSTNAME]"')).toBe('[]');
+  });
+
+  it('gives processes started after it the claimed env, once', async () => {
+    const d = await start(true);
+    expect(await run(d, 'echo "[$HOSTNAME][$SECRET_VAR]"')).toBe('[][]');
+    expect((await claim(d, { HOSTNAME: 'mine', SECRET_VAR: 's3cret' })).status).toBe(200);
+    expect(await run(d, 'echo "[$HOSTNAME][$SECRET_VAR]"')).toBe('[mine][s3cret]');
+    const again = await claim(d, { HOSTNAME: 'someone-else' });
+    expect(again.status).toBe(409);
+    expect(await run(d, 'echo "[$HOSTNAME]"')).toBe('[mine]');
+  });
+
+  it('refuses a malformed body', async () => {
+    const d = await start(true);
+    const res = await fetch(`${d.base}/_tarmac/claim`, { method: 'POST', body: '{"env":{"A":1}}' });
+    expect(res.status).toBe(400);
+  });
+
+  it('survives a sandboxd restart: the new daemon starts processes with the claimed env', async () => {
+    const d = await start(true);
+    expect((await claim(d, { HOSTNAME: 'kept' })).status).toBe(200);
+    // A second daemon over the same state dir with the boot env, as the supervisor restarts it.
+    const env: Record<string, string> = { PATH: d.config.env.PATH ?? '/usr/bin:/bin' };
+    const again = createSandboxd({ ...d.config, env, pooled: true });
+    expect(env.HOSTNAME).toBe('kept');
+    await again.close();
+  });
+});
