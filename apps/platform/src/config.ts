@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DEFAULT_METERING_INTERVAL_SECONDS } from './planes/metering/metering.js';
 import { DEFAULT_PRICES, priceOverridesSchema, type PriceTable } from './planes/metering/prices.js';
 import type { EngineConfig } from './planes/sandbox/controllers/engine-config.js';
-import { parseCidrList, parseResolveList } from './planes/sandbox/egress/destination-guard.js';
+import { parseCidrList, parseResolveList } from './framework/destinations/destination-guard.js';
 
 /**
  * Every environment variable the platform process reads, in one schema (issue 13: one validated

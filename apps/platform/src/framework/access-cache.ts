@@ -10,8 +10,8 @@
  * The management plane checks the store on every request and needs none of this.
  */
 import type { Authenticator, Principal, WorkspaceResolver } from '@tarmac/server-kit';
-import type { ChangeFeed } from '../../../framework/change-feed.js';
-import { onRevocation, type Revocation } from '../../../framework/revocations.js';
+import type { ChangeFeed } from './change-feed.js';
+import { onRevocation, type Revocation } from './revocations.js';
 
 export const ACCESS_CACHE_TTL_MS = 1000;
 
