@@ -13,6 +13,9 @@ import type { HomeLayout } from './home/home-files.js';
 import { ConnectionGuard, type HttpTimeouts } from './framework/connection-guard.js';
 import type { SigningKey } from './planes/identity/auth/jwt.js';
 import { createMeter } from './planes/metering/metering.js';
+import { modelUsageSink } from './planes/metering/model-usage.js';
+import { gatewayModelRecords } from './planes/catalogue/models/gateway-records.js';
+import { createModelGatewayPlane } from './planes/model-gateway/model-gateway-plane.js';
 import { EgressPlane } from './planes/sandbox/egress/egress-plane.js';
 import { SandboxCredentials } from './planes/sandbox/sandbox-credentials.js';
 import { namespaceLegacyImages } from './planes/catalogue/images/legacy-images.js';
@@ -131,6 +134,18 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     shared,
   );
 
+  // The model gateway (issue 18): the catalogue's model records in, usage out to metering.
+  const modelGateway = createModelGatewayPlane({
+    catalogue: gatewayModelRecords(store, shared.secrets),
+    changes: shared.changeFeed,
+    authenticator: shared.authenticator,
+    workspaces: shared.workspaces,
+    usageSink: modelUsageSink(store),
+    upstream: config.models,
+    selfPort: r.boundPort,
+    onUsageError: (err) => logger.warn({ err }, 'model usage not recorded yet; retried with the next batch'),
+  });
+
   // Metering (planes/metering/ARCHITECTURE.md): the meter listens to the same change feed.
   const meter = createMeter(store, logger);
   meter.start(config.metering.intervalMs, shared.changeFeed);
@@ -139,7 +154,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     app,
     createServer: withSandboxGateway(
       () => sandboxPlane.gateway,
-      () => sandboxPlane.rawRoutes,
+      () => [...sandboxPlane.rawRoutes, modelGateway.route],
       () => sandboxPlane.previews,
       {
         guard: r.connections.publicGuard,
@@ -153,6 +168,8 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       // Sandboxes keep running (restart safety); only the controllers' loops stop.
       { name: 'sandboxes', close: () => sandboxPlane.stop() },
       { name: 'egress', close: () => egress.close() },
+      // Writes the usage still queued before the store closes.
+      { name: 'model-gateway', close: () => modelGateway.close() },
       // Closes every open usage interval before the store goes away.
       { name: 'metering', close: () => meter.stop() },
     ],

@@ -1,0 +1,405 @@
+// End-to-end (issue 18 "What it must show"): the built platform serves
+// `{run_url}/{ws}/models/{model}` in front of fake providers on 127.0.0.1 that speak the OpenAI,
+// Anthropic and Gemini wire formats (fake-providers.ts). The official `openai` client, pointed at
+// the model's URL, gets non-streamed and streamed completions and tool calls through every
+// adapter; the provider sees the connection's key, never the caller's; a 429 is retried then
+// surfaced; a maxToken policy blocks once its budget is used; usage in the billing metrics API
+// equals what the provider reported, streams included; callers without access get 401/404.
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
+import { startFakeProviders, USAGE, type FakeProviders } from './fake-providers.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- loose reads
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const ADAPTERS = [
+  {
+    model: 'e2e-openai',
+    type: 'openai',
+    path: '/v1',
+    secret: { OPENAI_API_KEY: 'sk-upstream-openai' },
+    usage: USAGE.openai,
+  },
+  {
+    model: 'e2e-mistral',
+    type: 'mistral',
+    path: '/v1',
+    secret: { MISTRAL_API_KEY: 'sk-upstream-mistral' },
+    usage: USAGE.openai,
+  },
+  {
+    model: 'e2e-anthropic',
+    type: 'anthropic',
+    path: '',
+    secret: { ANTHROPIC_API_KEY: 'sk-upstream-anthropic' },
+    usage: USAGE.anthropic,
+  },
+  {
+    model: 'e2e-gemini',
+    type: 'gemini',
+    path: '',
+    secret: { GEMINI_API_KEY: 'upstream-gemini-key' },
+    usage: USAGE.gemini,
+  },
+] as const;
+
+const TOOLS: OpenAI.Chat.Completions.ChatCompletionTool[] = [
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      description: 'Weather of a city',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    },
+  },
+];
+
+describe('model gateway through the built platform', () => {
+  let p: RunningPlatform;
+  let fake: FakeProviders;
+  let ws: string;
+  const expected = new Map<string, { input: number; output: number; requests: number }>();
+  const count = (model: string, u: { prompt: number; completion: number }) => {
+    const e = expected.get(model) ?? { input: 0, output: 0, requests: 0 };
+    expected.set(model, {
+      input: e.input + u.prompt,
+      output: e.output + u.completion,
+      requests: e.requests + 1,
+    });
+  };
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await p.api(path, { method, ...(body ? { body: JSON.stringify(body) } : {}) });
+    return { status: res.status, body: (await res.json().catch(() => ({}))) as Json };
+  };
+  const client = (model: string, apiKey = p.credentials.apiKey) =>
+    new OpenAI({ apiKey, baseURL: `${p.credentials.runUrl}/${ws}/models/${model}`, maxRetries: 0 });
+
+  beforeAll(async () => {
+    fake = await startFakeProviders();
+    p = await startPlatform({
+      env: {
+        // The fakes live on loopback: the operator opens exactly that address (issue 18).
+        TARMAC_MODEL_UPSTREAM_ALLOW: '127.0.0.1/32',
+        TARMAC_MODEL_RETRIES: '2',
+        TARMAC_MODEL_MAX_RETRY_DELAY_SECONDS: '2',
+      },
+    });
+    ws = p.credentials.workspace;
+    for (const a of ADAPTERS) {
+      const conn = await call('POST', `/v0/integrations/connections?workspace=${ws}`, {
+        metadata: { name: `${a.model}-conn` },
+        spec: { integration: a.type, config: { baseUrl: `${fake.url}${a.path}` }, secret: a.secret },
+      });
+      expect(conn.status, JSON.stringify(conn.body)).toBe(200);
+      const model = await call('PUT', `/v0/models/${a.model}?workspace=${ws}`, {
+        metadata: { name: a.model },
+        spec: {
+          runtime: { type: a.type, model: `${a.type}-upstream-model` },
+          integrationConnections: [`${a.model}-conn`],
+        },
+      });
+      expect(model.status, JSON.stringify(model.body)).toBe(200);
+    }
+  }, 120_000);
+  afterAll(async () => {
+    await p?.stop();
+    if (p) removeHome(p.home);
+    await fake?.close();
+  });
+
+  describe.each(ADAPTERS)('$type adapter', (a) => {
+    it('answers a non-streamed completion with the provider usage; upstream sees the connection key', async () => {
+      const before = fake.seen.length;
+      const r = await client(a.model).chat.completions.create({
+        model: 'anything',
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Say hello' },
+        ],
+        max_tokens: 50,
+      });
+      count(a.model, a.usage);
+      expect(r.choices[0]?.message.content).toBe('Hello from the fake provider');
+      expect(r.choices[0]?.finish_reason).toBe('stop');
+      expect(r.usage).toMatchObject({
+        prompt_tokens: a.usage.prompt,
+        completion_tokens: a.usage.completion,
+        total_tokens: a.usage.prompt + a.usage.completion,
+      });
+      const up = fake.seen.slice(before);
+      expect(up).toHaveLength(1);
+      const h = up[0]!.headers;
+      const key = Object.values(a.secret)[0];
+      const sent = h.authorization ?? h['x-api-key'] ?? h['x-goog-api-key'];
+      expect(sent === key || sent === `Bearer ${key}`).toBe(true);
+      expect(JSON.stringify(h)).not.toContain(p.credentials.apiKey);
+      if (a.type === 'anthropic') {
+        expect(up[0]!.path).toBe('/v1/messages');
+        expect(h['anthropic-version']).toBe('2023-06-01');
+        expect(up[0]!.body).toMatchObject({
+          model: 'anthropic-upstream-model',
+          system: 'Be brief.',
+          max_tokens: 50,
+        });
+      } else if (a.type === 'gemini') {
+        expect(up[0]!.path).toBe('/v1beta/models/gemini-upstream-model:generateContent');
+        expect(up[0]!.body).toMatchObject({
+          systemInstruction: { parts: [{ text: 'Be brief.' }] },
+          generationConfig: { maxOutputTokens: 50 },
+        });
+      } else {
+        expect(up[0]!.path).toBe('/v1/chat/completions');
+        expect(up[0]!.body.model).toBe(`${a.type}-upstream-model`);
+      }
+    });
+
+    it('streams SSE chunks ending in [DONE], with include_usage', async () => {
+      const stream = await client(a.model).chat.completions.create({
+        model: 'anything',
+        messages: [{ role: 'user', content: 'Say hello' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      });
+      let text = '';
+      let usage: OpenAI.CompletionUsage | undefined | null;
+      let finish: string | null | undefined;
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.delta.content ?? '';
+        finish = chunk.choices[0]?.finish_reason ?? finish;
+        if (chunk.usage) usage = chunk.usage;
+      }
+      count(a.model, a.usage);
+      expect(text).toBe('Hello from the fake provider');
+      expect(finish).toBe('stop');
+      expect(usage).toMatchObject({ prompt_tokens: a.usage.prompt, completion_tokens: a.usage.completion });
+    });
+
+    it('streams without include_usage: no usage chunk reaches the caller, usage is still counted', async () => {
+      const stream = await client(a.model).chat.completions.create({
+        model: 'anything',
+        messages: [{ role: 'user', content: 'Say hello' }],
+        stream: true,
+      });
+      const chunks = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      count(a.model, a.usage);
+      expect(chunks.some((c) => c.usage)).toBe(false);
+      expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe(
+        'Hello from the fake provider',
+      );
+    });
+
+    it('calls tools, non-streamed and streamed, and sends the tool result back', async () => {
+      const c = client(a.model);
+      const r = await c.chat.completions.create({
+        model: 'anything',
+        messages: [{ role: 'user', content: 'Weather in Paris?' }],
+        tools: TOOLS,
+        tool_choice: 'auto',
+      });
+      count(a.model, a.usage);
+      const call0 = r.choices[0]?.message.tool_calls?.[0];
+      expect(r.choices[0]?.finish_reason).toBe('tool_calls');
+      expect(call0?.type === 'function' && call0.function.name).toBe('get_weather');
+      expect(call0?.type === 'function' && JSON.parse(call0.function.arguments)).toEqual({ city: 'Paris' });
+
+      const stream = await c.chat.completions.create({
+        model: 'anything',
+        messages: [{ role: 'user', content: 'Weather in Paris?' }],
+        tools: TOOLS,
+        stream: true,
+      });
+      let name = '';
+      let args = '';
+      let id = '';
+      for await (const chunk of stream) {
+        for (const tc of chunk.choices[0]?.delta.tool_calls ?? []) {
+          id ||= tc.id ?? '';
+          name += tc.function?.name ?? '';
+          args += tc.function?.arguments ?? '';
+        }
+      }
+      count(a.model, a.usage);
+      expect(name).toBe('get_weather');
+      expect(JSON.parse(args)).toEqual({ city: 'Paris' });
+      expect(id).not.toBe('');
+
+      const before = fake.seen.length;
+      await c.chat.completions.create({
+        model: 'anything',
+        messages: [
+          { role: 'user', content: 'Weather in Paris?' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id, type: 'function', function: { name, arguments: args } }],
+          },
+          { role: 'tool', tool_call_id: id, content: '{"sky":"clear"}' },
+        ],
+      });
+      count(a.model, a.usage);
+      const sent = JSON.stringify(fake.seen[before]!.body);
+      expect(sent).toContain('clear');
+      if (a.type === 'anthropic') expect(sent).toContain('"tool_result"');
+      if (a.type === 'gemini') expect(sent).toContain('"functionResponse"');
+    });
+  });
+
+  it('refuses a field the anthropic adapter cannot honour, naming it (never a silent drop)', async () => {
+    const err = await client('e2e-anthropic')
+      .chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }], n: 3 })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as Error).message).toMatch(/\bn\b.*anthropic/);
+  });
+
+  it('lists the model and passes embeddings and the provider API through with the key swapped', async () => {
+    const c = client('e2e-openai');
+    const list = await c.models.list();
+    expect(list.data.map((m) => m.id)).toEqual(['e2e-openai']);
+    const emb = await c.embeddings.create({ model: 'x', input: 'hello' });
+    count('e2e-openai', { prompt: 5, completion: 0 });
+    expect(emb.data[0]?.embedding).toHaveLength(3);
+    const before = fake.seen.length;
+    const res = await fetch(`${p.credentials.runUrl}/${ws}/models/e2e-anthropic/v1/messages`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${p.credentials.apiKey}`,
+        'content-type': 'application/json',
+        'x-api-key': 'caller-key',
+      },
+      body: JSON.stringify({
+        model: 'claude-x',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    });
+    count('e2e-anthropic', USAGE.anthropic);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as Json).type).toBe('message');
+    const up = fake.seen[before]!;
+    expect(up.path).toBe('/v1/messages');
+    expect(up.headers['x-api-key']).toBe('sk-upstream-anthropic');
+    expect(up.headers.authorization).toBeUndefined();
+  });
+
+  it('retries an upstream 429 (Retry-After honoured), then surfaces a persistent one as 429', async () => {
+    fake.failNext(2, 429, '0');
+    const before = fake.seen.length;
+    const ok = await client('e2e-openai').chat.completions.create({
+      model: 'x',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    count('e2e-openai', USAGE.openai);
+    expect(ok.choices[0]?.message.content).toBe('Hello from the fake provider');
+    expect(fake.seen.length - before).toBe(3);
+
+    fake.failNext(3, 429, '1');
+    const err = await client('e2e-anthropic')
+      .chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((err as Error).message).toContain('fake rate limit');
+    // A Retry-After beyond the bound is not waited for: surfaced at once.
+    fake.failNext(1, 503, '120');
+    const before2 = fake.seen.length;
+    const err2 = await client('e2e-openai')
+      .chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
+    expect(err2).toBeInstanceOf(OpenAI.InternalServerError);
+    expect((err2 as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+    expect(fake.seen.length - before2).toBe(1);
+  }, 30_000);
+
+  it('answers 401 without valid credentials and 404 for a workspace or model the caller cannot see', async () => {
+    const bad = await client('e2e-openai', 'not-a-key')
+      .chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(OpenAI.AuthenticationError);
+    const none = await fetch(`${p.credentials.runUrl}/${ws}/models/e2e-openai/chat/completions`, {
+      method: 'POST',
+    });
+    expect(none.status).toBe(401);
+    const other = await fetch(`${p.credentials.runUrl}/someone-elses-ws/models/e2e-openai/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${p.credentials.apiKey}` },
+      body: '{}',
+    });
+    expect(other.status).toBe(404);
+    const missing = await client('e2e-nope')
+      .chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+  });
+
+  it('a disabled model is refused with a message saying so', async () => {
+    await call('PUT', `/v0/models/e2e-off?workspace=${ws}`, {
+      metadata: { name: 'e2e-off' },
+      spec: {
+        enabled: false,
+        runtime: { type: 'openai', model: 'm' },
+        integrationConnections: ['e2e-openai-conn'],
+      },
+    });
+    const err = await client('e2e-off')
+      .chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.PermissionDeniedError);
+    expect((err as Error).message).toContain('disabled');
+  });
+
+  it('a maxToken policy blocks with 429 naming the policy once its budget is used', async () => {
+    const policy = await call('POST', `/v0/policies?workspace=${ws}`, {
+      metadata: { name: 'e2e-budget' },
+      spec: {
+        type: 'maxToken',
+        maxTokens: { granularity: 'day', step: 2, total: 30 },
+        resourceTypes: ['model'],
+      },
+    });
+    expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+    const m = await call('PUT', `/v0/models/e2e-budgeted?workspace=${ws}`, {
+      metadata: { name: 'e2e-budgeted' },
+      spec: {
+        runtime: { type: 'openai', model: 'm' },
+        integrationConnections: ['e2e-openai-conn'],
+        policies: ['e2e-budget'],
+      },
+    });
+    expect(m.status, JSON.stringify(m.body)).toBe(200);
+    const c = client('e2e-budgeted');
+    const ask = () =>
+      c.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    // 18 tokens per call (USAGE.openai): 18, then 36 (the first over the cap still passes), then 429.
+    for (let i = 0; i < 2; i++) for await (const _ of await ask());
+    count('e2e-budgeted', USAGE.openai);
+    count('e2e-budgeted', USAGE.openai);
+    const err = await ask().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((err as Error).message).toContain('e2e-budget');
+  });
+
+  it('records usage equal to what the providers reported, visible per model in the billing metrics API', async () => {
+    await sleep(2_500); // the gateway writes usage in batches, every second
+    const hour = 3_600_000;
+    const params = new URLSearchParams({
+      startTime: new Date(Math.floor(Date.now() / hour) * hour - hour).toISOString(),
+      endTime: new Date(Math.floor(Date.now() / hour) * hour + hour).toISOString(),
+      groupBy: 'resource_name,billing_dimension',
+    });
+    const res = await p.api(`/v0/accounts/${p.credentials.accountId}/metrics?${params.toString()}`);
+    expect(res.status).toBe(200);
+    const data = ((await res.json()) as Json).data as Json[];
+    const usageOf = (model: string, dim: string) =>
+      data.find((e) => e.resourceName === model && e.billingDimension === dim)?.summary.usage ?? 0;
+    for (const [model, e] of expected) {
+      expect(usageOf(model, 'model_input_tokens_count'), model).toBe(e.input);
+      expect(usageOf(model, 'model_output_tokens_count'), model).toBe(e.output);
+    }
+    // Every call is a request, failed ones included (the 429s above): at least the counted ones.
+    expect(usageOf('e2e-openai', 'model_requests_count')).toBeGreaterThanOrEqual(
+      expected.get('e2e-openai')!.requests,
+    );
+  });
+});
