@@ -36,6 +36,13 @@ const ADAPTERS = [
     usage: USAGE.anthropic,
   },
   {
+    model: 'e2e-azure',
+    type: 'azure-openai-service',
+    path: '',
+    secret: { AZURE_OPENAI_API_KEY: 'azure-upstream-key' },
+    usage: USAGE.openai,
+  },
+  {
     model: 'e2e-gemini',
     type: 'gemini',
     path: '',
@@ -131,7 +138,7 @@ describe('model gateway through the built platform', () => {
       expect(up).toHaveLength(1);
       const h = up[0]!.headers;
       const key = Object.values(a.secret)[0];
-      const sent = h.authorization ?? h['x-api-key'] ?? h['x-goog-api-key'];
+      const sent = h.authorization ?? h['x-api-key'] ?? h['x-goog-api-key'] ?? h['api-key'];
       expect(sent === key || sent === `Bearer ${key}`).toBe(true);
       expect(JSON.stringify(h)).not.toContain(p.credentials.apiKey);
       if (a.type === 'anthropic') {
@@ -148,6 +155,10 @@ describe('model gateway through the built platform', () => {
           systemInstruction: { parts: [{ text: 'Be brief.' }] },
           generationConfig: { maxOutputTokens: 50 },
         });
+      } else if (a.type === 'azure-openai-service') {
+        expect(up[0]!.path).toBe(
+          '/openai/deployments/azure-openai-service-upstream-model/chat/completions?api-version=2024-10-21',
+        );
       } else {
         expect(up[0]!.path).toBe('/v1/chat/completions');
         expect(up[0]!.body.model).toBe(`${a.type}-upstream-model`);

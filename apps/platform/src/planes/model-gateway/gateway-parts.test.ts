@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from './gateway-error.js';
+import { modelAddress, operationOf } from './model-address.js';
+import { SseParser } from './sse.js';
+import { periodOf, TokenBudgets } from './token-budget.js';
+import { UsageRecorder, type ModelCall } from './usage-recorder.js';
+
+describe('model addresses', () => {
+  it('reads workspace, model and sub-path; leaves the management API alone', () => {
+    expect(modelAddress('/ws/models/m/v1/chat/completions?x=1')).toEqual({
+      workspace: 'ws',
+      model: 'm',
+      path: '/v1/chat/completions',
+      query: '?x=1',
+    });
+    expect(modelAddress('/ws/models/m')).toMatchObject({ path: '' });
+    expect(modelAddress('/v0/models/m')).toBeUndefined();
+    expect(modelAddress('/ws/agents/m')).toBeUndefined();
+    expect(operationOf('POST', '/chat/completions')).toBe('chat');
+    expect(operationOf('POST', '/v1/chat/completions')).toBe('chat');
+    expect(operationOf('POST', '')).toBe('chat');
+    expect(operationOf('GET', '/v1/models')).toBe('list-models');
+    expect(operationOf('POST', '/embeddings')).toBe('embeddings');
+    expect(operationOf('POST', '/v1/messages')).toBe('passthrough');
+  });
+});
+
+describe('SseParser', () => {
+  it('joins data lines, names events, skips comments, survives CRLF and UTF-8 split across chunks', () => {
+    const seen: Array<[string | undefined, string]> = [];
+    const p = new SseParser((e, d) => seen.push([e, d]));
+    const wire = Buffer.from(': hi\r\nevent: a\r\ndata: x\r\ndata: é\r\n\r\ndata:y\n\n');
+    for (let i = 0; i < wire.length; i++) p.push(wire.subarray(i, i + 1));
+    p.end();
+    expect(seen).toEqual([
+      ['a', 'x\né'],
+      [undefined, 'y'],
+    ]);
+  });
+});
+
+describe('token budgets', () => {
+  const policy = (maxTokens: Record<string, unknown>) => ({
+    workspace: 'ws',
+    name: 'm',
+    policies: [{ name: 'p', spec: { type: 'maxToken', maxTokens } as never }],
+  });
+
+  it('periods are step × granularity; months are calendar months', () => {
+    const t = Date.UTC(2026, 10, 25, 13, 30);
+    expect(periodOf({ granularity: 'hour', step: 2 }, t).endsAt).toBe(Date.UTC(2026, 10, 25, 14));
+    expect(periodOf({ granularity: 'month', step: 2 }, t).endsAt).toBe(Date.UTC(2027, 0, 1));
+    expect(periodOf({ granularity: 'minute', step: 2 }, t).endsAt).toBe(Date.UTC(2026, 10, 25, 13, 32));
+  });
+
+  it('lets the first request over the cap pass, refuses the next with 429 naming the policy, resets next period', () => {
+    let now = Date.UTC(2026, 0, 1, 0, 0, 10);
+    const b = new TokenBudgets(() => now);
+    const m = policy({ granularity: 'minute', step: 2, input: 0, output: 10, total: 0 });
+    b.check(m);
+    b.add(m, { prompt: 100, completion: 6, total: 106 }); // input is not limited (0)
+    b.check(m);
+    b.add(m, { prompt: 1, completion: 6, total: 7 });
+    const err = (() => {
+      try {
+        b.check(m);
+      } catch (e) {
+        return e as GatewayError;
+      }
+    })();
+    expect(err?.status).toBe(429);
+    expect(err?.message).toContain('"p"');
+    expect(err?.headers['retry-after']).toBe('110');
+    now += 120_000;
+    expect(() => b.check(m)).not.toThrow();
+  });
+});
+
+describe('UsageRecorder', () => {
+  const call = (i: number): ModelCall => ({
+    requestId: `r${i}`,
+    at: 0,
+    accountId: 'a',
+    workspace: 'w',
+    model: 'm',
+    modelUuid: 'u',
+    provider: 'openai',
+    caller: 'c',
+    status: 200,
+    latencyMs: 1,
+    usage: { prompt: 1, completion: 1, total: 2 },
+  });
+
+  it('writes in batches off the request path, and keeps a failed batch for the next write', async () => {
+    const batches: string[][] = [];
+    let fail = true;
+    const r = new UsageRecorder(
+      {
+        record: async (calls) => {
+          if (fail) throw new Error('store down');
+          batches.push(calls.map((c) => c.requestId));
+        },
+      },
+      { flushMs: 10_000, maxBatch: 3 },
+    );
+    r.add(call(1));
+    r.add(call(2));
+    expect(batches).toEqual([]); // nothing written per request
+    await r.flush();
+    expect(batches).toEqual([]);
+    fail = false;
+    r.add(call(3)); // third call fills a batch
+    await r.flush();
+    await r.close();
+    expect(batches.flat()).toEqual(['r1', 'r2', 'r3']);
+  });
+});
