@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from './gateway-error.js';
+import type { GatewayError } from './gateway-error.js';
 import { modelAddress, operationOf } from './model-address.js';
 import { SseParser } from './sse.js';
 import { periodOf, TokenBudgets } from './token-budget.js';

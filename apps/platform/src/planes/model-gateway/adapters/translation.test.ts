@@ -34,8 +34,10 @@ const call = (over: Partial<ChatCall> = {}): ChatCall => ({
   ...over,
 });
 
-function run(t: StreamTranslator, wire: string): Array<Record<string, any>> {
-  // eslint-disable-line @typescript-eslint/no-explicit-any -- chunk JSON
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- chunk JSON, read loosely
+type Chunk = Record<string, any>;
+
+function run(t: StreamTranslator, wire: string): Chunk[] {
   const out: string[] = [];
   const p = new SseParser((e, d) => out.push(...t.event(e, d)));
   // Split the wire at awkward places: events straddle network chunks.
