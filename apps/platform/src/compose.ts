@@ -144,6 +144,9 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     upstream: config.models,
     selfPort: r.boundPort,
     onUsageError: (err) => logger.warn({ err }, 'model usage not recorded yet; retried with the next batch'),
+    onCalls: (calls) => {
+      if (logger.isLevelEnabled('debug')) logger.debug({ calls }, 'model gateway calls');
+    },
   });
 
   // Metering (planes/metering/ARCHITECTURE.md): the meter listens to the same change feed.

@@ -26,6 +26,8 @@ export interface FakeProviders {
   url: string;
   port: number;
   seen: SeenRequest[];
+  /** TCP connections accepted so far (keep-alive reuse shows as few). */
+  connections(): number;
   /** The next `n` requests answer `status` with this Retry-After (then normal). */
   failNext(n: number, status: number, retryAfter?: string): void;
   close(): Promise<void>;
@@ -255,7 +257,8 @@ function providerError(path: string, status: number): unknown {
   };
 }
 
-export async function startFakeProviders(): Promise<FakeProviders> {
+/** `record: false` keeps no request log (benchmarks send hundreds of thousands). */
+export async function startFakeProviders(options: { record?: boolean } = {}): Promise<FakeProviders> {
   const seen: SeenRequest[] = [];
   let failures: { n: number; status: number; retryAfter?: string | undefined } = { n: 0, status: 0 };
   const server: Server = createServer((req, res) => {
@@ -275,7 +278,7 @@ export async function startFakeProviders(): Promise<FakeProviders> {
         headers: req.headers,
         body,
       };
-      seen.push(r);
+      if (options.record !== false) seen.push(r);
       if (failures.n > 0) {
         failures.n--;
         res.setHeader('content-type', 'application/json');
@@ -290,6 +293,8 @@ export async function startFakeProviders(): Promise<FakeProviders> {
       return openai(r, res);
     });
   });
+  let connections = 0;
+  server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
@@ -297,6 +302,7 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     url: `http://127.0.0.1:${port}`,
     port,
     seen,
+    connections: () => connections,
     failNext: (n, status, retryAfter) => (failures = { n, status, retryAfter }),
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,11 +1,13 @@
 /**
  * Model gateway usage as billing samples (issue 18 "visible per model in the billing metrics
- * API"): each call the gateway records becomes up to three count samples of the model —
- * `model_input_tokens_count`, `model_output_tokens_count`, `model_requests_count` — keyed by the
- * call's id, so a batch written twice counts once (metering's idempotency keys). Grouping by
- * `resource_name` answers "tokens per model"; the gateway's call record (latency, status, caller)
- * is logged with each batch.
+ * API"): the calls of one batch are summed per model, UTC hour and dimension —
+ * `model_input_tokens_count`, `model_output_tokens_count`, `model_requests_count` — into one
+ * sample each (a few rows per batch instead of three per call: the write stays off the gateway's
+ * CPU budget). A sample's idempotency key names the calls it sums (a hash of their ids), so a
+ * batch written again after an ambiguous failure counts once. Grouping the metrics API by
+ * `resource_name` answers "tokens per model".
  */
+import { createHash } from 'node:crypto';
 import type { Store, UsageSample } from '@tarmac/store';
 
 /** The fields of the gateway's call record this sink reads (planes/model-gateway/usage-recorder.ts). */
@@ -20,32 +22,49 @@ export interface MeteredModelCall {
   usage: { prompt: number; completion: number } | undefined;
 }
 
+const HOUR = 3_600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
+const DIMENSIONS = ['model_requests_count', 'model_input_tokens_count', 'model_output_tokens_count'] as const;
 
 export function modelUsageSamples(calls: readonly MeteredModelCall[]): UsageSample[] {
-  const samples: UsageSample[] = [];
+  const groups = new Map<string, { calls: MeteredModelCall[]; hour: number }>();
   for (const c of calls) {
     if (!c.accountId) continue;
-    const base = {
-      accountId: c.accountId,
-      workspace: c.workspace,
-      resourceType: 'model',
-      resourceName: c.model,
-      resourceUuid: c.modelUuid,
-      startAt: iso(c.at),
-      endAt: iso(c.at + 1),
+    const hour = Math.floor(c.at / HOUR) * HOUR;
+    const key = `${c.modelUuid}|${hour}`;
+    const g = groups.get(key) ?? { calls: [], hour };
+    g.calls.push(c);
+    groups.set(key, g);
+  }
+  const samples: UsageSample[] = [];
+  for (const { calls: group, hour } of groups.values()) {
+    const first = group[0]!;
+    const ids = createHash('sha256')
+      .update(group.map((c) => c.requestId).join('\n'))
+      .digest('base64url')
+      .slice(0, 22);
+    const sums = {
+      model_requests_count: group.length,
+      model_input_tokens_count: group.reduce((n, c) => n + (c.usage?.prompt ?? 0), 0),
+      model_output_tokens_count: group.reduce((n, c) => n + (c.usage?.completion ?? 0), 0),
     };
-    const add = (dimension: string, quantity: number) =>
-      quantity > 0 &&
+    const from = Math.min(...group.map((c) => c.at));
+    const to = Math.min(hour + HOUR, Math.max(...group.map((c) => c.at)) + 1);
+    for (const dimension of DIMENSIONS) {
+      if (sums[dimension] <= 0) continue;
       samples.push({
-        ...base,
+        idempotencyKey: `${first.modelUuid}/${dimension}/${hour}/${ids}`,
+        accountId: first.accountId,
+        workspace: first.workspace,
+        resourceType: 'model',
+        resourceName: first.model,
+        resourceUuid: first.modelUuid,
         dimension,
-        quantity,
-        idempotencyKey: `${c.modelUuid}/${dimension}/${c.requestId}`,
+        startAt: iso(from),
+        endAt: iso(Math.max(to, from + 1)),
+        quantity: sums[dimension],
       });
-    add('model_requests_count', 1);
-    add('model_input_tokens_count', c.usage?.prompt ?? 0);
-    add('model_output_tokens_count', c.usage?.completion ?? 0);
+    }
   }
   return samples;
 }

@@ -15,7 +15,7 @@ import { ModelGateway } from './model-gateway.js';
 import { ModelResolver, type ModelCatalogue } from './model-resolver.js';
 import { TokenBudgets } from './token-budget.js';
 import { Upstream } from './upstream.js';
-import { UsageRecorder, type UsageSink } from './usage-recorder.js';
+import { UsageRecorder, type ModelCall, type UsageSink } from './usage-recorder.js';
 
 /**
  * Not public (issue 18: "public addresses only by default"), on top of the guard's always-blocked
@@ -45,6 +45,8 @@ export interface ModelGatewayPlaneDeps {
   /** The platform's own port: never an upstream, whatever the allow-list says. */
   selfPort: () => number | undefined;
   onUsageError?: (err: unknown) => void;
+  /** Told of every batch of call records (latency, status, caller) before it is written: the log. */
+  onCalls?: (calls: readonly ModelCall[]) => void;
   /** Name resolution (tests pin names); dns.lookup by default. */
   resolve?: Lookup;
 }
@@ -75,7 +77,13 @@ export function createModelGatewayPlane(d: ModelGatewayPlaneDeps): ModelGatewayP
   });
   const access = new AccessCache(d.authenticator, d.workspaces, Date.now, undefined, undefined, d.changes);
   const models = new ModelResolver(d.catalogue, d.changes);
-  const usage = new UsageRecorder(d.usageSink, d.onUsageError ? { onError: d.onUsageError } : {});
+  const sink: UsageSink = {
+    record: (calls) => {
+      d.onCalls?.(calls);
+      return d.usageSink.record(calls);
+    },
+  };
+  const usage = new UsageRecorder(sink, d.onUsageError ? { onError: d.onUsageError } : {});
   const gateway = new ModelGateway({ access, models, upstream, budgets: new TokenBudgets(), usage });
   return {
     gateway,

@@ -156,7 +156,10 @@ function bearer(req: IncomingMessage): string | undefined {
   return m?.[1];
 }
 
-const newId = () => `chatcmpl-${randomBytes(12).toString('base64url')}`;
+/** Unique ids without a random draw per request: a per-process random prefix and a counter. */
+const ID_PREFIX = randomBytes(9).toString('base64url');
+let idCounter = 0;
+const newId = () => `chatcmpl-${ID_PREFIX}${(idCounter++).toString(36)}`;
 
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {

@@ -46,6 +46,8 @@ export class Upstream {
   private readonly http = new HttpAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 });
   private readonly https = new HttpsAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 });
   private readonly sleep: (ms: number) => Promise<void>;
+  /** IP-literal verdicts, kept as long as the host-address snapshot they depend on (2 s). */
+  private readonly literals = new Map<string, { blocked: boolean; at: number }>();
 
   constructor(private readonly o: UpstreamOptions) {
     this.sleep = o.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
@@ -83,7 +85,7 @@ export class Upstream {
     const port = Number(r.url.port || (tls ? 443 : 80));
     const blocks = (address: string) =>
       this.o.guard.blocks(address) || (port === this.o.selfPort() && this.o.strictGuard.blocks(address));
-    if (isIP(host) !== 0 && blocks(host)) return Promise.reject(refused(r.url));
+    if (isIP(host) !== 0 && this.literalBlocked(host, port, blocks)) return Promise.reject(refused(r.url));
     const lookup = guardedLookup(blocks, this.o.resolve);
     return new Promise((resolve, reject) => {
       const request = (tls ? httpsRequest : httpRequest)(
@@ -117,6 +119,17 @@ export class Upstream {
       });
       request.end(r.body);
     });
+  }
+
+  private literalBlocked(host: string, port: number, blocks: (address: string) => boolean): boolean {
+    const key = `${host}|${port}`;
+    const now = performance.now();
+    const hit = this.literals.get(key);
+    if (hit && now - hit.at < 2000) return hit.blocked;
+    if (this.literals.size > 1000) this.literals.clear();
+    const blocked = blocks(host);
+    this.literals.set(key, { blocked, at: now });
+    return blocked;
   }
 
   private failure(err: unknown, url: URL): GatewayError {

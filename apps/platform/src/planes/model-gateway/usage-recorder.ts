@@ -2,8 +2,9 @@
  * Every call's record (issue 18 "Usage tracking"): tokens, latency, status, model, caller. The
  * request path only appends to memory; a batch goes to the sink (the metering plane, handed in by
  * compose.ts) every `flushMs` or `maxBatch` calls, so no store write ever delays an answer. A
- * failed write is retried with the next batch (the sink's idempotency keys make that safe); the
- * queue is bounded, and what a crash loses is at most one flush interval.
+ * failed batch is written again as it was before anything newer (the sink keys a batch by its
+ * calls, so a write that landed but reported failure is not counted twice); the queue is bounded,
+ * and what a crash loses is at most one flush interval.
  */
 import type { Usage } from './adapters/adapter.js';
 
@@ -37,6 +38,8 @@ export interface UsageRecorderOptions {
 
 export class UsageRecorder {
   private queue: ModelCall[] = [];
+  /** A batch whose write failed: sent again as it was (same idempotency keys) before anything else. */
+  private failed: ModelCall[] | undefined;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private readonly flushMs: number;
@@ -67,18 +70,19 @@ export class UsageRecorder {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     while (this.flushing) await this.flushing;
-    if (this.queue.length === 0) return;
-    const batch = this.queue.splice(0, this.maxBatch);
+    if (this.queue.length === 0 && !this.failed) return;
+    const batch = this.failed ?? this.queue.splice(0, this.maxBatch);
+    this.failed = undefined;
     this.flushing = this.sink.record(batch).then(
       () => undefined,
       (err: unknown) => {
         this.o.onError?.(err);
-        this.queue.unshift(...batch);
+        this.failed = batch;
       },
     );
     await this.flushing;
     this.flushing = undefined;
-    if (this.queue.length > 0 && !this.timer) {
+    if ((this.queue.length > 0 || this.failed) && !this.timer) {
       this.timer = setTimeout(() => void this.flush(), this.flushMs);
       this.timer.unref?.();
     }
