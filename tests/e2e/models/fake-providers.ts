@@ -26,6 +26,8 @@ export interface FakeProviders {
   url: string;
   port: number;
   seen: SeenRequest[];
+  /** Streams the caller's side closed before they ended (the message "slow" streams for 10 s). */
+  abandoned(): number;
   /** TCP connections accepted so far (keep-alive reuse shows as few). */
   connections(): number;
   /** The next `n` requests answer `status` with this Retry-After (then normal). */
@@ -95,6 +97,7 @@ function openai(req: SeenRequest, res: ServerResponse): void {
     });
   }
   const withUsage = b.stream_options?.include_usage === true;
+  if (JSON.stringify(b.messages).includes('slow')) return slowStream(res);
   const chunk = (delta: unknown, finish: string | null = null) => ({
     ...base,
     object: 'chat.completion.chunk',
@@ -122,6 +125,20 @@ function openai(req: SeenRequest, res: ServerResponse): void {
   }
   if (withUsage) events.push([undefined, { ...base, object: 'chat.completion.chunk', choices: [], usage }]);
   sse(res, events, true);
+}
+
+let abandoned = 0;
+/** One chunk, then silence: a test closes its side and checks the provider saw the close. */
+function slowStream(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.write(
+    `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'Hel' } }] })}\n\n`,
+  );
+  const timer = setTimeout(() => res.end('data: [DONE]\n\n'), 10_000);
+  res.once('close', () => {
+    if (!res.writableFinished) abandoned++;
+    clearTimeout(timer);
+  });
 }
 
 function anthropic(req: SeenRequest, res: ServerResponse): void {
@@ -303,6 +320,7 @@ export async function startFakeProviders(options: { record?: boolean } = {}): Pr
     port,
     seen,
     connections: () => connections,
+    abandoned: () => abandoned,
     failNext: (n, status, retryAfter) => (failures = { n, status, retryAfter }),
     close: () =>
       new Promise<void>((resolve) => {

@@ -344,6 +344,23 @@ describe('model gateway through the built platform', () => {
     expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
   });
 
+  it('a caller that goes away mid-stream cancels the upstream request', async () => {
+    const before = fake.abandoned();
+    const controller = new AbortController();
+    const res = await fetch(`${p.credentials.runUrl}/${ws}/models/e2e-openai/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${p.credentials.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'x', stream: true, messages: [{ role: 'user', content: 'slow' }] }),
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toContain('Hel');
+    controller.abort();
+    for (let i = 0; i < 50 && fake.abandoned() === before; i++) await sleep(50);
+    expect(fake.abandoned()).toBe(before + 1);
+  });
+
   it('a disabled model is refused with a message saying so', async () => {
     await call('PUT', `/v0/models/e2e-off?workspace=${ws}`, {
       metadata: { name: 'e2e-off' },

@@ -9,6 +9,14 @@
 import type { Adapter, ChatBody, ChatCall, ResolvedModel, StreamTranslator, Usage } from './adapter.js';
 import { joinUrl, jsonError, readUsage } from './adapter.js';
 
+/** Chat URLs per resolved model (itself cached): no URL parse per request. */
+const chatUrls = new WeakMap<ResolvedModel, URL>();
+function chatUrl(m: ResolvedModel): URL {
+  let url = chatUrls.get(m);
+  if (!url) chatUrls.set(m, (url = joinUrl(m.baseUrl, '/chat/completions')));
+  return url;
+}
+
 function headers(m: ResolvedModel): Record<string, string> {
   const h: Record<string, string> = { 'content-type': 'application/json' };
   if (m.apiKey) h.authorization = `Bearer ${m.apiKey}`;
@@ -84,7 +92,7 @@ function result(text: string): { body: string; usage: Usage | undefined } {
 export const openAiAdapter: Adapter = {
   name: 'openai',
   chatRequest: (b, call) => ({
-    url: joinUrl(call.model.baseUrl, '/chat/completions'),
+    url: chatUrl(call.model),
     method: 'POST',
     headers: headers(call.model),
     body: body(b, call),
