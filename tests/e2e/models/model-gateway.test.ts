@@ -5,6 +5,7 @@
 // adapter; the provider sees the connection's key, never the caller's; a 429 is retried then
 // surfaced; a maxToken policy blocks once its budget is used; usage in the billing metrics API
 // equals what the provider reported, streams included; callers without access get 401/404.
+import { request } from 'node:http';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
@@ -293,6 +294,32 @@ describe('model gateway through the built platform', () => {
     expect(up.path).toBe('/v1/messages');
     expect(up.headers['x-api-key']).toBe('sk-upstream-anthropic');
     expect(up.headers.authorization).toBeUndefined();
+  });
+
+  it('attack: a pass-through path with dot segments cannot step out of the base URL with the key', async () => {
+    const before = fake.seen.length;
+    for (const path of ['/v1/../../admin', '/%2e%2e/%2E%2E/admin', '/v1/..%2f..%2fadmin']) {
+      // Raw request line: fetch() would resolve the dots before sending.
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port: p.port,
+            method: 'POST',
+            path: `/${ws}/models/e2e-openai${path}`,
+            headers: { authorization: `Bearer ${p.credentials.apiKey}`, 'content-type': 'application/json' },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.end('{}');
+      });
+      expect(status, path).toBe(400);
+    }
+    expect(fake.seen.length).toBe(before);
   });
 
   it('retries an upstream 429 (Retry-After honoured), then surfaces a persistent one as 429', async () => {

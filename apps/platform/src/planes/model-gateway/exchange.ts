@@ -137,6 +137,8 @@ export class Exchange {
 
   /** The provider's own API: caller's method, path, body and headers; our credentials. */
   async passthrough(raw: Buffer, path: string, query: string): Promise<Outcome> {
+    if (escapesBase(path))
+      throw new GatewayError(400, 'the path must not contain "." or ".." segments', 'path', 'invalid_path');
     const target = this.m.adapter.passthroughRequest(this.m, path, query);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(this.req.headers)) {
@@ -205,8 +207,28 @@ function parseObject(raw: Buffer): ChatBody {
 
 async function readText(res: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const c of res) chunks.push(c as Buffer);
+  try {
+    for await (const c of res) chunks.push(c as Buffer);
+  } catch {
+    throw new GatewayError(502, 'the provider closed the connection before its answer was complete');
+  }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * A `.` or `..` segment, plain or percent-encoded: URL parsing would resolve it and step out of the
+ * base URL's path (e.g. from `https://proxy/team-a/v1` to `/team-b`) with the platform's key.
+ */
+export function escapesBase(path: string): boolean {
+  return path.split('/').some((segment) => {
+    let s = segment;
+    try {
+      s = decodeURIComponent(segment);
+    } catch {
+      return true; // malformed escapes: refuse rather than guess
+    }
+    return s === '.' || s === '..' || s.includes('/') || s.includes('\\');
+  });
 }
 
 /** Usage in a pass-through answer: a JSON body's `usage`/`usageMetadata`, or SSE events carrying them. */

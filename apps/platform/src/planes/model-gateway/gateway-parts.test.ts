@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { escapesBase } from './exchange.js';
 import type { GatewayError } from './gateway-error.js';
 import { modelAddress, operationOf } from './model-address.js';
 import { SseParser } from './sse.js';
@@ -22,6 +23,15 @@ describe('model addresses', () => {
     expect(operationOf('GET', '/v1/models')).toBe('list-models');
     expect(operationOf('POST', '/embeddings')).toBe('embeddings');
     expect(operationOf('POST', '/v1/messages')).toBe('passthrough');
+  });
+});
+
+describe('pass-through paths', () => {
+  it('refuse dot segments in every spelling, so a caller cannot step out of the base path', () => {
+    for (const p of ['/../x', '/v1/..', '/%2e%2e/x', '/%2E%2e/x', '/./x', '/a%2f..%2fb', '/a%5c..', '/%zz'])
+      expect(escapesBase(p), p).toBe(true);
+    for (const p of ['/v1/messages', '/v1beta/models/g:generateContent', '/a..b/c', ''])
+      expect(escapesBase(p), p).toBe(false);
   });
 });
 

@@ -101,7 +101,6 @@ export class ModelGateway {
     started: number,
   ): void {
     if (usage) this.d.budgets.add(model, usage);
-    if (status === 200 && !usage) usage = undefined;
     this.d.usage.add({
       requestId: newId(),
       at: (this.d.now ?? Date.now)(),
