@@ -13,7 +13,7 @@ import type { HomeLayout } from './home/home-files.js';
 import { ConnectionGuard, type HttpTimeouts } from './framework/connection-guard.js';
 import type { SigningKey } from './planes/identity/auth/jwt.js';
 import { createMeter } from './planes/metering/metering.js';
-import { modelUsageSink } from './planes/metering/model-usage.js';
+import { modelUsageHistory, modelUsageSink } from './planes/metering/model-usage.js';
 import { gatewayModelRecords } from './planes/catalogue/models/gateway-records.js';
 import { createModelGatewayPlane } from './planes/model-gateway/model-gateway-plane.js';
 import { EgressPlane } from './planes/sandbox/egress/egress-plane.js';
@@ -141,6 +141,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     authenticator: shared.authenticator,
     workspaces: shared.workspaces,
     usageSink: modelUsageSink(store),
+    usageHistory: modelUsageHistory(store),
     upstream: config.models,
     selfPort: r.boundPort,
     onUsageError: (err) => logger.warn({ err }, 'model usage not recorded yet; retried with the next batch'),

@@ -457,4 +457,24 @@ describe('model gateway through the built platform', () => {
       expected.get('e2e-openai')!.requests,
     );
   });
+
+  it('a restart keeps the maxToken count: the usage of the period is read back from metering', async () => {
+    const home = p.home;
+    expect(await p.stop()).toBe(0); // graceful: the queued usage is written first
+    p = await startPlatform({
+      home,
+      env: { TARMAC_MODEL_UPSTREAM_ALLOW: '127.0.0.1/32', TARMAC_MODEL_RETRIES: '0' },
+    });
+    const err = await client('e2e-budgeted')
+      .chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((err as Error).message).toContain('e2e-budget');
+    // Another model without the policy still answers.
+    const ok = await client('e2e-openai').chat.completions.create({
+      model: 'x',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(ok.choices[0]?.message.content).toBe('Hello from the fake provider');
+  }, 120_000);
 });

@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Store, UsageSample } from '@tarmac/store';
+import { planSegments } from './calendar.js';
 
 /** The fields of the gateway's call record this sink reads (planes/model-gateway/usage-recorder.ts). */
 export interface MeteredModelCall {
@@ -73,6 +74,27 @@ export function modelUsageSink(store: Pick<Store, 'metering'>, now: () => number
   return {
     async record(calls: readonly MeteredModelCall[]): Promise<void> {
       await store.metering.record(modelUsageSamples(calls), iso(now()));
+    },
+  };
+}
+
+/**
+ * A model's input and output tokens from `fromMs` (an hour boundary) to now, from the rollups: the
+ * gateway seeds its maxToken counts with it after a restart (model-gateway/token-budget.ts).
+ */
+export function modelUsageHistory(store: Pick<Store, 'metering'>, now: () => number = Date.now) {
+  return {
+    async tokensSince(m: { accountId: string; uuid: string }, fromMs: number) {
+      const segments = planSegments('monthly', fromMs, now() + HOUR);
+      const rows = await store.metering.aggregate({
+        accountId: m.accountId,
+        segments,
+        filters: { resource_uuid: m.uuid },
+        groupColumns: ['dimension'],
+        prices: {},
+      });
+      const of = (d: string) => rows.find((r) => r.keys[0] === d)?.usage ?? 0;
+      return { input: of('model_input_tokens_count'), output: of('model_output_tokens_count') };
     },
   };
 }

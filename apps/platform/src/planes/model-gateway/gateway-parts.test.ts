@@ -53,6 +53,8 @@ describe('token budgets', () => {
   const policy = (maxTokens: Record<string, unknown>) => ({
     workspace: 'ws',
     name: 'm',
+    uuid: 'u',
+    accountId: 'a',
     policies: [{ name: 'p', spec: { type: 'maxToken', maxTokens } as never }],
   });
 
@@ -63,26 +65,36 @@ describe('token budgets', () => {
     expect(periodOf({ granularity: 'minute', step: 2 }, t).endsAt).toBe(Date.UTC(2026, 10, 25, 13, 32));
   });
 
-  it('lets the first request over the cap pass, refuses the next with 429 naming the policy, resets next period', () => {
+  it('lets the first request over the cap pass, refuses the next with 429 naming the policy, resets next period', async () => {
     let now = Date.UTC(2026, 0, 1, 0, 0, 10);
     const b = new TokenBudgets(() => now);
     const m = policy({ granularity: 'minute', step: 2, input: 0, output: 10, total: 0 });
-    b.check(m);
+    await b.check(m);
     b.add(m, { prompt: 100, completion: 6, total: 106 }); // input is not limited (0)
-    b.check(m);
+    await b.check(m);
     b.add(m, { prompt: 1, completion: 6, total: 7 });
-    const err = (() => {
-      try {
-        b.check(m);
-      } catch (e) {
-        return e as GatewayError;
-      }
-    })();
-    expect(err?.status).toBe(429);
-    expect(err?.message).toContain('"p"');
-    expect(err?.headers['retry-after']).toBe('110');
+    const err = (await b.check(m).catch((e: unknown) => e)) as GatewayError;
+    expect(err.status).toBe(429);
+    expect(err.message).toContain('"p"');
+    expect(err.headers['retry-after']).toBe('110');
     now += 120_000;
-    expect(() => b.check(m)).not.toThrow();
+    await expect(b.check(m)).resolves.toBeUndefined();
+  });
+
+  it('seeds a period once from the recorded history, so a restart does not reset the budget', async () => {
+    const asked: number[] = [];
+    const now = Date.UTC(2026, 0, 3, 5, 30);
+    const b = new TokenBudgets(() => now, {
+      tokensSince: async (_m, from) => {
+        asked.push(from);
+        return { input: 20, output: 15 };
+      },
+    });
+    const m = policy({ granularity: 'day', step: 2, input: 0, output: 0, total: 40 });
+    await Promise.all([b.check(m), b.check(m)]);
+    expect(asked).toEqual([Date.UTC(2026, 0, 3)]); // once, from the period's start (2-day periods from the epoch)
+    b.add(m, { prompt: 3, completion: 3, total: 6 }); // 35 + 6 = 41 ≥ 40
+    await expect(b.check(m)).rejects.toThrow(/"p"/);
   });
 });
 

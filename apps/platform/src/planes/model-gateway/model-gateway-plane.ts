@@ -13,7 +13,7 @@ import { DestinationGuard, type Lookup } from '../../framework/destinations/dest
 import { HostAddresses } from '../../framework/destinations/host-addresses.js';
 import { ModelGateway } from './model-gateway.js';
 import { ModelResolver, type ModelCatalogue } from './model-resolver.js';
-import { TokenBudgets } from './token-budget.js';
+import { TokenBudgets, type UsageHistory } from './token-budget.js';
 import { Upstream } from './upstream.js';
 import { UsageRecorder, type ModelCall, type UsageSink } from './usage-recorder.js';
 
@@ -41,6 +41,8 @@ export interface ModelGatewayPlaneDeps {
   authenticator: Authenticator;
   workspaces: WorkspaceResolver;
   usageSink: UsageSink;
+  /** Tokens already recorded in a budget period (restart-safe maxToken policies). */
+  usageHistory?: UsageHistory;
   upstream: { allowCidrs: readonly string[]; timeoutMs: number; retries: number; maxRetryDelayMs: number };
   /** The platform's own port: never an upstream, whatever the allow-list says. */
   selfPort: () => number | undefined;
@@ -84,7 +86,13 @@ export function createModelGatewayPlane(d: ModelGatewayPlaneDeps): ModelGatewayP
     },
   };
   const usage = new UsageRecorder(sink, d.onUsageError ? { onError: d.onUsageError } : {});
-  const gateway = new ModelGateway({ access, models, upstream, budgets: new TokenBudgets(), usage });
+  const gateway = new ModelGateway({
+    access,
+    models,
+    upstream,
+    budgets: new TokenBudgets(Date.now, d.usageHistory),
+    usage,
+  });
   return {
     gateway,
     route: {

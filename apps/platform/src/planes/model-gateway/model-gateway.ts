@@ -73,7 +73,7 @@ export class ModelGateway {
         status = 200;
         return listModels(res, model);
       }
-      this.d.budgets.check(model);
+      await this.d.budgets.check(model);
       const body = await readBody(req, this.d.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
       const exchange = new Exchange(this.d.upstream, model, req, res, controller.signal);
       const out =

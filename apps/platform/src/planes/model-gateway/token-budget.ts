@@ -5,9 +5,11 @@
  * Reference: "once the cap is exceeded, later requests get 429; the first request over the limit
  * still passes" — so a request is refused when the period's count already reached the cap.
  *
- * Counts are per (workspace, model, policy), in this process's memory: the request path never
- * waits for the store. They start at zero when the process starts (the metering samples hold the
- * history; seeding from them is not done yet — README "Limits").
+ * Counts are per (workspace, model, policy), in this process's memory: the request path does not
+ * wait for the store, except the first request of a key in a period, which reads the model's
+ * tokens of the period so far from the metering rollups (`UsageHistory`, handed in) so a restart
+ * does not reset budgets. Minute-granularity periods are shorter than the rollups' hour and start
+ * at zero in a new process.
  */
 import type { PolicySpec } from '@tarmac/contract';
 import type { Usage } from './adapters/adapter.js';
@@ -44,22 +46,48 @@ export function periodOf(
 export interface BudgetTarget {
   workspace: string;
   name: string;
+  uuid: string;
+  accountId: string;
   policies: ReadonlyArray<{ name: string; spec: PolicySpec }>;
+}
+
+/** The model's tokens recorded from `fromMs` (an hour boundary) on: the metering plane's rollups. */
+export interface UsageHistory {
+  tokensSince(
+    target: { accountId: string; uuid: string },
+    fromMs: number,
+  ): Promise<{ input: number; output: number }>;
+}
+
+/** Start of the period `index` (inverse of periodOf). */
+function periodStart(b: Pick<Budget, 'granularity' | 'step'>, index: number): number {
+  const step = Math.max(1, b.step);
+  if (b.granularity === 'month') {
+    const months = index * step;
+    return Date.UTC(Math.floor(months / 12), months % 12, 1);
+  }
+  return index * UNIT_MS[b.granularity] * step;
 }
 
 export class TokenBudgets {
   private readonly counts = new Map<string, Count>();
+  private readonly seeding = new Map<string, Promise<void>>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly history?: UsageHistory,
+  ) {}
 
   /** Throws 429 naming the first policy whose budget of the current period is used up. */
-  check(m: BudgetTarget): void {
+  async check(m: BudgetTarget): Promise<void> {
     const now = this.now();
     for (const p of m.policies) {
       const b = p.spec.type === 'maxToken' ? p.spec.maxTokens : undefined;
       if (!b) continue;
       const { index, endsAt } = periodOf(b, now);
-      const c = this.counts.get(key(m, p.name));
+      const k = key(m, p.name);
+      if (this.counts.get(k)?.period !== index) await this.seed(m, k, b, index);
+      const c = this.counts.get(k);
       if (!c || c.period !== index) continue;
       const over = (['input', 'output', 'total'] as const).find((k) => b[k] > 0 && c[k] >= b[k]);
       if (over) {
@@ -73,6 +101,35 @@ export class TokenBudgets {
         );
       }
     }
+  }
+
+  /** Once per key and period: the period's count so far, from the store (best effort). */
+  private seed(m: BudgetTarget, k: string, b: Budget, index: number): Promise<void> {
+    if (!this.history || b.granularity === 'minute') return Promise.resolve();
+    const sk = `${k}\u0000${index}`;
+    let pending = this.seeding.get(sk);
+    if (!pending) {
+      pending = this.history.tokensSince(m, periodStart(b, index)).then(
+        (t) => {
+          const c = this.counts.get(k);
+          if (c && c.period === index) {
+            c.input += t.input;
+            c.output += t.output;
+            c.total += t.input + t.output;
+          } else
+            this.counts.set(k, {
+              period: index,
+              input: t.input,
+              output: t.output,
+              total: t.input + t.output,
+            });
+        },
+        () => undefined, // the store is down: count from here on rather than refuse every call
+      );
+      if (this.seeding.size > 10_000) this.seeding.clear();
+      this.seeding.set(sk, pending);
+    }
+    return pending;
   }
 
   add(m: BudgetTarget, usage: Usage): void {
