@@ -37,6 +37,14 @@ const ADAPTERS = [
     usage: USAGE.anthropic,
   },
   {
+    // The OpenAI-compatible adapter for self-hosted servers (vLLM, Ollama…): base URL from the connection.
+    model: 'e2e-selfhosted',
+    type: 'public_model',
+    path: '/v1',
+    secret: { API_KEY: 'selfhosted-key' },
+    usage: USAGE.openai,
+  },
+  {
     model: 'e2e-azure',
     type: 'azure-openai-service',
     path: '',
@@ -97,7 +105,11 @@ describe('model gateway through the built platform', () => {
     for (const a of ADAPTERS) {
       const conn = await call('POST', `/v0/integrations/connections?workspace=${ws}`, {
         metadata: { name: `${a.model}-conn` },
-        spec: { integration: a.type, config: { baseUrl: `${fake.url}${a.path}` }, secret: a.secret },
+        spec: {
+          integration: a.type.replace(/_/g, '-'),
+          config: { baseUrl: `${fake.url}${a.path}` },
+          secret: a.secret,
+        },
       });
       expect(conn.status, JSON.stringify(conn.body)).toBe(200);
       const model = await call('PUT', `/v0/models/${a.model}?workspace=${ws}`, {

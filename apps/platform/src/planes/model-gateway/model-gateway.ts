@@ -144,15 +144,18 @@ function listModels(res: ServerResponse, m: ResolvedModel): void {
   res.end(body);
 }
 
-/** `Authorization: Bearer`, or the platform's alternative headers (server-kit `bearerToken`). */
+/** The token as server-kit's `bearerToken` reads it: `Bearer <t>` or a bare token; Basic is not one. */
 function bearer(req: IncomingMessage): string | undefined {
   const h =
     req.headers.authorization ??
     req.headers['x-service-authorization'] ??
     req.headers['x-blaxel-authorization'];
   const v = Array.isArray(h) ? h[0] : h;
-  const m = v ? /^Bearer\s+(\S+)\s*$/i.exec(v) : null;
-  return m?.[1];
+  if (!v) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(v);
+  if (m) return m[1];
+  if (/^Basic\s/i.test(v)) return undefined;
+  return /^\S+$/.test(v) ? v : undefined;
 }
 
 /** Unique ids without a random draw per request: a per-process random prefix and a counter. */
