@@ -15,7 +15,10 @@ import type { SigningKey } from './planes/identity/auth/jwt.js';
 import { createMeter } from './planes/metering/metering.js';
 import { modelUsageHistory, modelUsageSink } from './planes/metering/model-usage.js';
 import { gatewayModelRecords } from './planes/catalogue/models/gateway-records.js';
-import { createModelGatewayPlane } from './planes/model-gateway/model-gateway-plane.js';
+import {
+  createModelGatewayPlane,
+  SERVED_PROVIDER_TYPES,
+} from './planes/model-gateway/model-gateway-plane.js';
 import { EgressPlane } from './planes/sandbox/egress/egress-plane.js';
 import { SandboxCredentials } from './planes/sandbox/sandbox-credentials.js';
 import { namespaceLegacyImages } from './planes/catalogue/images/legacy-images.js';
@@ -130,6 +133,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       apiUrl: r.apiUrl,
       version: PLATFORM_VERSION,
       prices: config.metering.prices,
+      servedModelTypes: SERVED_PROVIDER_TYPES,
     },
     shared,
   );

@@ -120,6 +120,8 @@ describe('model gateway through the built platform', () => {
         },
       });
       expect(model.status, JSON.stringify(model.body)).toBe(200);
+      expect(model.body.status).toBe('DEPLOYED'); // served at once: no "waiting for a runtime"
+      expect(model.body.events.at(-1).message).toContain('model gateway');
     }
   }, 120_000);
   afterAll(async () => {

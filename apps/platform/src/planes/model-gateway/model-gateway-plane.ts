@@ -11,6 +11,7 @@ import { AccessCache } from '../../framework/access-cache.js';
 import type { ChangeFeed } from '../../framework/change-feed.js';
 import { DestinationGuard, type Lookup } from '../../framework/destinations/destination-guard.js';
 import { HostAddresses } from '../../framework/destinations/host-addresses.js';
+import { PROVIDERS } from './adapters/providers.js';
 import { ModelGateway } from './model-gateway.js';
 import { ModelResolver, type ModelCatalogue } from './model-resolver.js';
 import { TokenBudgets, type UsageHistory } from './token-budget.js';
@@ -34,6 +35,9 @@ export const NON_PUBLIC_CIDRS = [
   '203.0.113.0/24',
   '2001:db8::/32',
 ] as const;
+
+/** The `runtime.type`s this gateway serves (the catalogue marks such model records DEPLOYED). */
+export const SERVED_PROVIDER_TYPES: ReadonlySet<string> = new Set(Object.keys(PROVIDERS));
 
 export interface ModelGatewayPlaneDeps {
   catalogue: ModelCatalogue;
