@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  estimateUsage,
   readUsage,
   type ChatBody,
   type ChatCall,
@@ -109,7 +110,9 @@ export class Exchange {
     if (failed) pending += `data: ${new GatewayError(502, `${this.m.adapter.name}: ${failed}`).body()}\n\n`;
     for (const out of t.end()) pending += `data: ${out}\n\n`;
     this.res.end(`${pending}data: [DONE]\n\n`);
-    return { status: failed ? 502 : 200, usage: t.usage() };
+    const usage =
+      t.usage() ?? estimateUsage(JSON.stringify(body.messages ?? '').length, t.streamedChars?.() ?? 0);
+    return { status: failed ? 502 : 200, usage };
   }
 
   async embeddings(raw: Buffer): Promise<Outcome> {

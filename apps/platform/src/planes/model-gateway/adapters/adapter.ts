@@ -55,6 +55,19 @@ export interface StreamTranslator {
   usage(): Usage | undefined;
   /** A provider error event seen mid-stream, as a message. */
   error(): string | undefined;
+  /** Characters of generated text and tool arguments streamed (for a provider that sent no usage). */
+  streamedChars?(): number;
+}
+
+/**
+ * Tokens when a provider reports none (a self-hosted server ignoring `include_usage`): about four
+ * characters a token, the common rule for English text with OpenAI-style tokenizers. An estimate,
+ * so budgets still move; providers that report usage are always taken at their word.
+ */
+export function estimateUsage(promptChars: number, completionChars: number): Usage {
+  const prompt = Math.ceil(promptChars / 4);
+  const completion = Math.ceil(completionChars / 4);
+  return { prompt, completion, total: prompt + completion };
 }
 
 export interface Adapter {

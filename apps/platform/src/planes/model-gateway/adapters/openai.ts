@@ -44,14 +44,23 @@ function body(b: ChatBody, call: ChatCall): string {
   return JSON.stringify(out);
 }
 
+const TEXT_FIELD = /"(?:content|arguments)":"((?:[^"\\]|\\.)*)"/g;
+
 /** Passes chunks through untouched; drops the usage-only chunk the caller did not ask for. */
 export class OpenAiStream implements StreamTranslator {
   private seen: Usage | undefined;
   private failed: string | undefined;
+  private chars = 0;
   constructor(private readonly includeUsage: boolean) {}
+
+  streamedChars(): number {
+    return this.chars;
+  }
 
   event(_name: string | undefined, data: string): string[] {
     if (data === '[DONE]') return [];
+    // Text and tool-argument deltas, measured without a parse (only used when no usage arrives).
+    for (const m of data.matchAll(TEXT_FIELD)) this.chars += m[1]!.length;
     if (!data.includes('"usage"') && !data.includes('"error"')) return [data];
     let parsed: { usage?: unknown; choices?: unknown[]; error?: unknown };
     try {

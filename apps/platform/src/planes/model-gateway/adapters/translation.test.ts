@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../gateway-error.js';
 import { SseParser } from '../sse.js';
 import type { ChatCall, ResolvedModel, StreamTranslator } from './adapter.js';
-import { joinUrl, readUsage } from './adapter.js';
+import { estimateUsage, joinUrl, readUsage } from './adapter.js';
 import { anthropicAdapter, anthropicRequest, anthropicResult } from './anthropic.js';
 import { geminiRequest, geminiResult, GeminiStream } from './gemini.js';
 import { OpenAiStream, azureOpenAiAdapter } from './openai.js';
@@ -328,6 +328,21 @@ describe('openai family', () => {
     ).toEqual([]);
     expect(t.event(undefined, '[DONE]')).toEqual([]);
     expect(t.usage()).toEqual({ prompt: 2, completion: 3, total: 5 });
+  });
+
+  it('measures streamed text and tool arguments, for a server that sends no usage', () => {
+    const t = new OpenAiStream(false);
+    t.event(
+      undefined,
+      '{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello \\"world\\""}}]}',
+    );
+    t.event(
+      undefined,
+      '{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\\"a\\":1}"}}]}}]}',
+    );
+    expect(t.usage()).toBeUndefined();
+    expect(t.streamedChars()).toBe('Hello \\"world\\"'.length + '{\\"a\\":1}'.length);
+    expect(estimateUsage(40, 9)).toEqual({ prompt: 10, completion: 3, total: 13 });
   });
 
   it('asks for usage upstream when streaming and sets the upstream model', () => {
