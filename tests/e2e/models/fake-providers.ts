@@ -77,6 +77,8 @@ function openai(req: SeenRequest, res: ServerResponse): void {
       usage: { prompt_tokens: 5, total_tokens: 5 },
     });
   const tool = wantsTool(b);
+  // A server that reports no usage at all (older self-hosted servers): model name "nousage…".
+  const silent = String(b.model).startsWith('nousage');
   const base = { id: 'chatcmpl-fake', created: 1700000000, model: b.model, system_fingerprint: 'fp_fake' };
   if (!b.stream) {
     const message = tool
@@ -93,10 +95,10 @@ function openai(req: SeenRequest, res: ServerResponse): void {
       ...base,
       object: 'chat.completion',
       choices: [{ index: 0, message, logprobs: null, finish_reason: tool ? 'tool_calls' : 'stop' }],
-      usage,
+      ...(silent ? {} : { usage }),
     });
   }
-  const withUsage = b.stream_options?.include_usage === true;
+  const withUsage = b.stream_options?.include_usage === true && !silent;
   if (JSON.stringify(b.messages).includes('slow')) return slowStream(res);
   const chunk = (delta: unknown, finish: string | null = null) => ({
     ...base,

@@ -76,6 +76,7 @@ describe('model gateway through the built platform', () => {
   let fake: FakeProviders;
   let ws: string;
   const expected = new Map<string, { input: number; output: number; requests: number }>();
+  const estimated = new Map<string, number>();
   const count = (model: string, u: { prompt: number; completion: number }) => {
     const e = expected.get(model) ?? { input: 0, output: 0, requests: 0 };
     expected.set(model, {
@@ -449,6 +450,32 @@ describe('model gateway through the built platform', () => {
     expect((err as Error).message).toContain('e2e-budget');
   });
 
+  it('a server that reports no usage is still counted, by estimate', async () => {
+    const m = await call('PUT', `/v0/models/e2e-nousage?workspace=${ws}`, {
+      metadata: { name: 'e2e-nousage' },
+      spec: {
+        runtime: { type: 'openai', model: 'nousage-model' },
+        integrationConnections: ['e2e-openai-conn'],
+      },
+    });
+    expect(m.status).toBe(200);
+    const c = client('e2e-nousage');
+    const r = await c.chat.completions.create({
+      model: 'x',
+      messages: [{ role: 'user', content: 'Say hello' }],
+    });
+    expect(r.usage).toBeUndefined();
+    const stream = await c.chat.completions.create({
+      model: 'x',
+      messages: [{ role: 'user', content: 'Say hello' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    for await (const _ of stream);
+    // Estimated at four characters a token: "Hello from the fake provider" is 28 characters → 7.
+    estimated.set('e2e-nousage', 14);
+  });
+
   it('records usage equal to what the providers reported, visible per model in the billing metrics API', async () => {
     await sleep(2_500); // the gateway writes usage in batches, every second
     const hour = 3_600_000;
@@ -462,6 +489,8 @@ describe('model gateway through the built platform', () => {
     const data = ((await res.json()) as Json).data as Json[];
     const usageOf = (model: string, dim: string) =>
       data.find((e) => e.resourceName === model && e.billingDimension === dim)?.summary.usage ?? 0;
+    for (const [model, output] of estimated)
+      expect(usageOf(model, 'model_output_tokens_count'), model).toBe(output);
     for (const [model, e] of expected) {
       expect(usageOf(model, 'model_input_tokens_count'), model).toBe(e.input);
       expect(usageOf(model, 'model_output_tokens_count'), model).toBe(e.output);

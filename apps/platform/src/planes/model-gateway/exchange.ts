@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   estimateUsage,
   readUsage,
+  textChars,
   type ChatBody,
   type ChatCall,
   type ResolvedModel,
@@ -84,7 +85,9 @@ export class Exchange {
         'content-length': Buffer.byteLength(out.body),
       });
       this.res.end(out.body);
-      return { status: 200, usage: out.usage };
+      const usage =
+        out.usage ?? estimateUsage(JSON.stringify(body.messages ?? '').length, textChars(out.body));
+      return { status: 200, usage };
     }
     const t = this.m.adapter.chatStream(call);
     this.res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });

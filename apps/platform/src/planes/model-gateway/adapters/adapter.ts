@@ -64,6 +64,15 @@ export interface StreamTranslator {
  * characters a token, the common rule for English text with OpenAI-style tokenizers. An estimate,
  * so budgets still move; providers that report usage are always taken at their word.
  */
+const TEXT_FIELD = /"(?:content|arguments)":"((?:[^"\\]|\\.)*)"/g;
+
+/** Characters of generated text and tool arguments in OpenAI JSON, measured without a parse. */
+export function textChars(json: string): number {
+  let n = 0;
+  for (const m of json.matchAll(TEXT_FIELD)) n += m[1]!.length;
+  return n;
+}
+
 export function estimateUsage(promptChars: number, completionChars: number): Usage {
   const prompt = Math.ceil(promptChars / 4);
   const completion = Math.ceil(completionChars / 4);

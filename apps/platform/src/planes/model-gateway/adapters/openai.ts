@@ -7,7 +7,7 @@
  * comes back byte for byte — only the usage is read from it.
  */
 import type { Adapter, ChatBody, ChatCall, ResolvedModel, StreamTranslator, Usage } from './adapter.js';
-import { joinUrl, jsonError, readUsage } from './adapter.js';
+import { joinUrl, jsonError, readUsage, textChars } from './adapter.js';
 
 /** Chat URLs per resolved model (itself cached): no URL parse per request. */
 const chatUrls = new WeakMap<ResolvedModel, URL>();
@@ -44,8 +44,6 @@ function body(b: ChatBody, call: ChatCall): string {
   return JSON.stringify(out);
 }
 
-const TEXT_FIELD = /"(?:content|arguments)":"((?:[^"\\]|\\.)*)"/g;
-
 /** Passes chunks through untouched; drops the usage-only chunk the caller did not ask for. */
 export class OpenAiStream implements StreamTranslator {
   private seen: Usage | undefined;
@@ -60,7 +58,7 @@ export class OpenAiStream implements StreamTranslator {
   event(_name: string | undefined, data: string): string[] {
     if (data === '[DONE]') return [];
     // Text and tool-argument deltas, measured without a parse (only used when no usage arrives).
-    for (const m of data.matchAll(TEXT_FIELD)) this.chars += m[1]!.length;
+    this.chars += textChars(data);
     if (!data.includes('"usage"') && !data.includes('"error"')) return [data];
     let parsed: { usage?: unknown; choices?: unknown[]; error?: unknown };
     try {
