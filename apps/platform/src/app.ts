@@ -60,6 +60,8 @@ export interface PlatformDeps {
   sandboxPool?: SandboxPool | undefined;
   /** USD per unit of each billing dimension (planes/metering/prices.ts); defaults when absent. */
   prices?: PriceTable;
+  /** Model `runtime.type`s the model gateway serves: their records are DEPLOYED (issue 18). */
+  servedModelTypes?: ReadonlySet<string>;
 }
 
 /** Every route the management plane serves, in OpenAPI order. */
@@ -150,6 +152,7 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
       hosts: { ...DEFAULT_HOSTS, ...deps.hosts },
       // The run plane shares the management listener for now (ARCHITECTURE.md "Addresses").
       runUrl: deps.apiUrl,
+      ...(deps.servedModelTypes ? { servedModelTypes: deps.servedModelTypes } : {}),
     }),
   );
   return app;

@@ -14,6 +14,12 @@ import { ConnectionGuard, type HttpTimeouts } from './framework/connection-guard
 import { DEFAULT_HOSTS, platformHostnames, sandboxHostnames } from './framework/hosts.js';
 import type { SigningKey } from './planes/identity/auth/jwt.js';
 import { createMeter } from './planes/metering/metering.js';
+import { modelUsageHistory, modelUsageSink } from './planes/metering/model-usage.js';
+import { gatewayModelRecords } from './planes/catalogue/models/gateway-records.js';
+import {
+  createModelGatewayPlane,
+  SERVED_PROVIDER_TYPES,
+} from './planes/model-gateway/model-gateway-plane.js';
 import { EgressPlane } from './planes/sandbox/egress/egress-plane.js';
 import { SandboxCredentials } from './planes/sandbox/sandbox-credentials.js';
 import { namespaceLegacyImages } from './planes/catalogue/images/legacy-images.js';
@@ -145,9 +151,26 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       apiUrl: r.apiUrl,
       version: PLATFORM_VERSION,
       prices: config.metering.prices,
+      servedModelTypes: SERVED_PROVIDER_TYPES,
     },
     shared,
   );
+
+  // The model gateway (issue 18): the catalogue's model records in, usage out to metering.
+  const modelGateway = createModelGatewayPlane({
+    catalogue: gatewayModelRecords(store, shared.secrets),
+    changes: shared.changeFeed,
+    authenticator: shared.authenticator,
+    workspaces: shared.workspaces,
+    usageSink: modelUsageSink(store),
+    usageHistory: modelUsageHistory(store),
+    upstream: config.models,
+    selfPort: r.boundPort,
+    onUsageError: (err) => logger.warn({ err }, 'model usage not recorded yet; retried with the next batch'),
+    onCalls: (calls) => {
+      if (logger.isLevelEnabled('debug')) logger.debug({ calls }, 'model gateway calls');
+    },
+  });
 
   // Metering (planes/metering/ARCHITECTURE.md): the meter listens to the same change feed.
   const meter = createMeter(store, logger);
@@ -157,7 +180,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     app,
     createServer: withSandboxGateway(
       () => sandboxPlane.gateway,
-      () => sandboxPlane.rawRoutes,
+      () => [...sandboxPlane.rawRoutes, modelGateway.route],
       () => sandboxPlane.previews,
       {
         guard: r.connections.publicGuard,
@@ -172,6 +195,8 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       // Sandboxes keep running (restart safety); only the controllers' loops stop.
       { name: 'sandboxes', close: () => sandboxPlane.stop() },
       { name: 'egress', close: () => egress.close() },
+      // Writes the usage still queued before the store closes.
+      { name: 'model-gateway', close: () => modelGateway.close() },
       // Closes every open usage interval before the store goes away.
       { name: 'metering', close: () => meter.stop() },
     ],

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DEFAULT_METERING_INTERVAL_SECONDS } from './planes/metering/metering.js';
 import { DEFAULT_PRICES, priceOverridesSchema, type PriceTable } from './planes/metering/prices.js';
 import type { EngineConfig } from './planes/sandbox/controllers/engine-config.js';
-import { parseCidrList, parseResolveList } from './planes/sandbox/egress/destination-guard.js';
+import { parseCidrList, parseResolveList } from './framework/destinations/destination-guard.js';
 import { parsePoolShapes } from './planes/sandbox/pool/pool-shapes.js';
 
 /**
@@ -101,6 +101,19 @@ export const platformEnvSchema = z.object({
   TARMAC_REQUEST_TIMEOUT_MS: optional,
   TARMAC_KEEPALIVE_TIMEOUT_MS: optional,
 
+  // Model gateway (planes/model-gateway/README.md, issue 18).
+  /**
+   * Private destinations model upstreams may have, comma-separated CIDRs (e.g. a vLLM server at
+   * `10.0.5.0/24`); by default a model's base URL must resolve to public addresses only.
+   */
+  TARMAC_MODEL_UPSTREAM_ALLOW: optional,
+  /** Seconds a provider has to start answering, and may stay silent mid-answer (300). */
+  TARMAC_MODEL_TIMEOUT_SECONDS: optional,
+  /** Retries of a provider 429/5xx or connection failure before the first byte (2). */
+  TARMAC_MODEL_RETRIES: optional,
+  /** Longest Retry-After honoured by a retry, seconds (10); a longer one is surfaced at once. */
+  TARMAC_MODEL_MAX_RETRY_DELAY_SECONDS: optional,
+
   // Metering (planes/metering/ARCHITECTURE.md).
   /** JSON object of price overrides, dimension → USD per unit. */
   TARMAC_METERING_PRICES: optional,
@@ -132,6 +145,15 @@ export interface PlatformConfig {
   connections: ConnectionConfig;
   /** Where the extra trusted CAs are (TARMAC_EXTRA_CA_CERTS); `required`: a missing path is an error. */
   extraCaCerts: ExtraCaSources;
+  models: ModelGatewayConfig;
+}
+
+/** The model gateway's upstream settings (issue 18). */
+export interface ModelGatewayConfig {
+  allowCidrs: string[];
+  timeoutMs: number;
+  retries: number;
+  maxRetryDelayMs: number;
 }
 
 export interface ConfigSources {
@@ -180,6 +202,23 @@ export function resolveConfig({ flags, env, homedir }: ConfigSources): PlatformC
     },
     connections: resolveConnectionConfig(e),
     extraCaCerts: extraCaSources(e),
+    models: {
+      allowCidrs: asConfigError(() =>
+        parseCidrList(e.TARMAC_MODEL_UPSTREAM_ALLOW, 'TARMAC_MODEL_UPSTREAM_ALLOW'),
+      ),
+      timeoutMs:
+        (optionalNumber(e.TARMAC_MODEL_TIMEOUT_SECONDS, 'TARMAC_MODEL_TIMEOUT_SECONDS', 'v', {
+          min: 0.001,
+          integer: false,
+        }).v ?? 300) * 1000,
+      retries:
+        optionalNumber(e.TARMAC_MODEL_RETRIES, 'TARMAC_MODEL_RETRIES', 'v', { min: 0, integer: true }).v ?? 2,
+      maxRetryDelayMs:
+        (optionalNumber(e.TARMAC_MODEL_MAX_RETRY_DELAY_SECONDS, 'TARMAC_MODEL_MAX_RETRY_DELAY_SECONDS', 'v', {
+          min: 0,
+          integer: false,
+        }).v ?? 10) * 1000,
+    },
   };
 }
 

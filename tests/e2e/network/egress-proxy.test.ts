@@ -12,7 +12,7 @@ import {
   createCaMaterial,
   LeafCertificates,
 } from '../../../apps/platform/src/planes/sandbox/egress/certificate-authority.js';
-import { staticLookup } from '../../../apps/platform/src/planes/sandbox/egress/destination-guard.js';
+import { staticLookup } from '../../../apps/platform/src/framework/destinations/destination-guard.js';
 import { readNetworkSettings } from '../../../apps/platform/src/planes/sandbox/records/network-settings.js';
 import { compilePolicy, type EgressPolicy } from '../../../apps/platform/src/planes/sandbox/egress/policy.js';
 import { EgressProxy } from '../../../apps/platform/src/planes/sandbox/egress/proxy-server.js';

@@ -16,6 +16,10 @@ export const BILLING_DIMENSIONS = {
   mcp_server_image_storage_gbs: { resourceType: 'mcp_server', unit: 'gbs' },
   volume_storage_gbs: { resourceType: 'volume', unit: 'gbs' },
   custom_domain_active_time_hours: { resourceType: 'custom_domain', unit: 'hours' },
+  // The model gateway (issue 18): tokens as providers reported them, and calls.
+  model_input_tokens_count: { resourceType: 'model', unit: 'count' },
+  model_output_tokens_count: { resourceType: 'model', unit: 'count' },
+  model_requests_count: { resourceType: 'model', unit: 'count' },
 } as const;
 
 export type BillingDimension = keyof typeof BILLING_DIMENSIONS;
@@ -29,6 +33,7 @@ export const BILLING_RESOURCE_TYPES = [
   'mcp_server',
   'volume',
   'custom_domain',
+  'model',
 ] as const;
 export type BillingResourceType = (typeof BILLING_RESOURCE_TYPES)[number];
 

@@ -24,13 +24,15 @@ export const workloadCatalogueRoutes: readonly RouteSpec[] = workloadAndSupportR
 export interface WorkloadCatalogueDeps extends CollectionDeps {
   /** Inference base URL (`{run_url}`); workloads' `metadata.url` lives there. */
   runUrl: () => string;
+  /** Model `runtime.type`s the model gateway serves (compose.ts hands them in; issue 18). */
+  servedModelTypes?: ReadonlySet<string>;
 }
 
 export function workloadCatalogueServices(deps: WorkloadCatalogueDeps) {
   return {
     agents: agentService(deps, deps.runUrl),
     functions: functionService(deps, deps.runUrl),
-    models: modelService(deps, deps.runUrl),
+    models: modelService(deps, deps.runUrl, deps.servedModelTypes),
     jobs: jobServices(deps, deps.apiUrl),
     applications: new ApplicationsService(deps, deps.runUrl),
     images: new ImagesService(deps),

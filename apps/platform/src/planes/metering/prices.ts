@@ -21,6 +21,10 @@ export const DEFAULT_PRICES: PriceTable = {
   mcp_server_image_storage_gbs: STORAGE_PER_GBS,
   volume_storage_gbs: STORAGE_PER_GBS,
   custom_domain_active_time_hours: 0.01,
+  // The provider bills the tokens; the platform charges nothing on top unless the operator says so.
+  model_input_tokens_count: 0,
+  model_output_tokens_count: 0,
+  model_requests_count: 0,
 };
 
 /** Shape of TARMAC_METERING_PRICES (parsed in config.ts): any subset of the dimensions. */

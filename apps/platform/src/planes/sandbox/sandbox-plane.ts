@@ -24,7 +24,7 @@ import type { SecretBox } from '../../framework/secrets.js';
 import type { ChangeFeed } from '../../framework/change-feed.js';
 import { imageImportApp } from './gateway/image-import.js';
 import type { SandboxImages } from './sandbox-images.js';
-import { AccessCache, ACCESS_CACHE_TTL_MS, ACCESS_REFRESH_WINDOW_MS } from './gateway/access-cache.js';
+import { AccessCache, ACCESS_CACHE_TTL_MS, ACCESS_REFRESH_WINDOW_MS } from '../../framework/access-cache.js';
 import { OpenSessions } from './gateway/open-sessions.js';
 import { PreviewGateway } from './previews/preview-gateway.js';
 import type { RawRoute } from './gateway/listener.js';

@@ -5,13 +5,22 @@ import { registerCrudRoutes } from '../../../framework/crud-routes.js';
 import { WorkloadService, type WorkloadDeps } from '../workloads/workload.service.js';
 
 /** Model gateway endpoints (spec "Model gateway endpoint"; reference §1.3): `PUT` upserts. */
-export function modelService(deps: WorkloadDeps, runUrl: () => string) {
+export function modelService(
+  deps: WorkloadDeps,
+  runUrl: () => string,
+  /** `runtime.type`s the model gateway serves (issue 18): such records are DEPLOYED at once. */
+  servedTypes: ReadonlySet<string> = new Set(),
+) {
   return new WorkloadService<ModelSpec>(deps, {
     kind: 'model',
     label: 'Model',
     runtimeWork: 'serving models through the gateway',
     policyResourceType: 'model',
     url: (workspace, name) => `${runUrl()}/${workspace}/models/${name}`,
+    servedAtOnce: (spec) => {
+      const type = (spec as ModelSpec).runtime.type;
+      return servedTypes.has(type) ? `Served by the model gateway (provider type ${type})` : undefined;
+    },
   });
 }
 

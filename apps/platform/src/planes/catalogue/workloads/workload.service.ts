@@ -37,6 +37,11 @@ export interface WorkloadKind {
   policyResourceType?: string;
   /** `metadata.url`: where the workload is (or will be) served. */
   url(workspace: string, name: string): string;
+  /**
+   * When the platform serves an enabled record of this kind at once (models: the model gateway,
+   * issue 18), the DEPLOYED event's message; undefined keeps DEPLOYING "waiting for a runtime".
+   */
+  servedAtOnce?: (spec: unknown) => string | undefined;
 }
 
 export interface WorkloadDeps extends CollectionDeps {
@@ -210,6 +215,8 @@ export class WorkloadService<Spec extends WorkloadSpec> {
         now,
       );
     }
+    const served = this.def.servedAtOnce?.(spec);
+    if (served) return newEvent(row, 'deployment', 'DEPLOYED', served, now);
     return newEvent(
       row,
       'deployment',

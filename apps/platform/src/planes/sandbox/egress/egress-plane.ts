@@ -15,8 +15,12 @@ import { handleTunnelRoute } from '../tunnel/tunnel-routes.js';
 import { TunnelService } from '../tunnel/tunnel-service.js';
 import { loadOrCreateEgressCa, type EgressCaFiles } from './ca-files.js';
 import { LeafCertificates } from './certificate-authority.js';
-import { DestinationGuard, overrideLookup, type Lookup } from './destination-guard.js';
-import { HostAddresses } from './host-addresses.js';
+import {
+  DestinationGuard,
+  overrideLookup,
+  type Lookup,
+} from '../../../framework/destinations/destination-guard.js';
+import { HostAddresses } from '../../../framework/destinations/host-addresses.js';
 import { EgressProxy, type EgressEvent } from './proxy-server.js';
 import { SandboxPolicies, type LiveAddress } from './sandbox-policies.js';
 import { egressSandboxDefaults, proxyUrlFor } from './sandbox-setup.js';

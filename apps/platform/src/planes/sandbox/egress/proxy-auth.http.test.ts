@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxCredentials } from '../sandbox-credentials.js';
 import { ChangeFeed } from '../../../framework/change-feed.js';
 import { LeafCertificates, createCaMaterial } from './certificate-authority.js';
-import { DestinationGuard, staticLookup } from './destination-guard.js';
+import { DestinationGuard, staticLookup } from '../../../framework/destinations/destination-guard.js';
 import { EgressProxy } from './proxy-server.js';
 import { SandboxPolicies } from './sandbox-policies.js';
 

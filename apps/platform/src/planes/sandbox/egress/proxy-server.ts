@@ -14,7 +14,11 @@ import { connect, isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createSecureContext, rootCertificates, TLSSocket } from 'node:tls';
 import type { LeafCertificates } from './certificate-authority.js';
-import { DestinationGuard, guardedLookup, type Lookup } from './destination-guard.js';
+import {
+  DestinationGuard,
+  guardedLookup,
+  type Lookup,
+} from '../../../framework/destinations/destination-guard.js';
 import { forward, type Upstream } from './forward.js';
 import { decide, type Decision, type EgressPolicy } from './policy.js';
 import {

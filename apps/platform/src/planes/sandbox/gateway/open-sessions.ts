@@ -15,7 +15,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { AccessCache } from './access-cache.js';
+import type { AccessCache } from '../../../framework/access-cache.js';
 
 /** Which workspaces a request acts in; undefined: any (check the credential only); null: do not track. */
 export type ScopeOf = (req: IncomingMessage) => readonly string[] | undefined | null;

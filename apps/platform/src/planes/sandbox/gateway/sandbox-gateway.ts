@@ -16,7 +16,7 @@ import type { Store } from '@tarmac/store';
 import type { Logger } from 'pino';
 import type { LiveSandbox, LiveSandboxes } from '../controllers/live-sandboxes.js';
 import { SANDBOX_KIND } from '../records/sandbox-record.js';
-import { AccessCache } from './access-cache.js';
+import { AccessCache } from '../../../framework/access-cache.js';
 import { SandboxProxy } from './proxy.js';
 import { hostTarget, pathTarget, type SandboxTarget } from './sandbox-address.js';
 import { answerPreflight, isPreflight } from './sandbox-cors.js';

@@ -17,8 +17,8 @@
  * entries are kept fresh (most recently used first); the rest expire as before.
  */
 import type { Authenticator, Principal, WorkspaceResolver } from '@tarmac/server-kit';
-import type { ChangeFeed } from '../../../framework/change-feed.js';
-import { onRevocation, type Revocation } from '../../../framework/revocations.js';
+import type { ChangeFeed } from './change-feed.js';
+import { onRevocation, type Revocation } from './revocations.js';
 
 export const ACCESS_CACHE_TTL_MS = 1000;
 /** How long after its last use an entry is kept fresh in the background. */

@@ -2,8 +2,8 @@
 // never keeps an entry past the credential's expiry, and otherwise keeps it at most 1 s.
 import type { Authenticator, Principal, WorkspaceResolver } from '@tarmac/server-kit';
 import { describe, expect, it } from 'vitest';
-import { ChangeFeed } from '../../../framework/change-feed.js';
-import { revocationPublisher } from '../../../framework/revocations.js';
+import { ChangeFeed } from './change-feed.js';
+import { revocationPublisher } from './revocations.js';
 import { AccessCache } from './access-cache.js';
 
 function setup(expiresAtMs?: number, refresh?: { windowMs: number; maxRefreshed: number }) {

@@ -1,0 +1,116 @@
+/**
+ * Builds the model gateway plane (issue 18) from what compose.ts hands in: the catalogue's model
+ * records, the shared authenticator and workspace resolver, the change feed, and the metering
+ * plane's usage sink. Returns the raw route the listener dispatches to and the closer.
+ */
+import { existsSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { networkInterfaces } from 'node:os';
+import type { Authenticator, WorkspaceResolver } from '@tarmac/server-kit';
+import { AccessCache } from '../../framework/access-cache.js';
+import type { ChangeFeed } from '../../framework/change-feed.js';
+import { DestinationGuard, type Lookup } from '../../framework/destinations/destination-guard.js';
+import { HostAddresses } from '../../framework/destinations/host-addresses.js';
+import { PROVIDERS } from './adapters/providers.js';
+import { ModelGateway } from './model-gateway.js';
+import { ModelResolver, type ModelCatalogue } from './model-resolver.js';
+import { TokenBudgets, type UsageHistory } from './token-budget.js';
+import { Upstream } from './upstream.js';
+import { UsageRecorder, type ModelCall, type UsageSink } from './usage-recorder.js';
+
+/**
+ * Not public (issue 18: "public addresses only by default"), on top of the guard's always-blocked
+ * loopback, link-local, multicast and unique-local ranges: RFC 1918, shared address space
+ * (RFC 6598), benchmarking (RFC 2544), IETF protocol assignments and documentation ranges.
+ */
+export const NON_PUBLIC_CIDRS = [
+  '10.0.0.0/8',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '100.64.0.0/10',
+  '198.18.0.0/15',
+  '192.0.0.0/24',
+  '192.0.2.0/24',
+  '198.51.100.0/24',
+  '203.0.113.0/24',
+  '2001:db8::/32',
+] as const;
+
+/** The `runtime.type`s this gateway serves (the catalogue marks such model records DEPLOYED). */
+export const SERVED_PROVIDER_TYPES: ReadonlySet<string> = new Set(Object.keys(PROVIDERS));
+
+export interface ModelGatewayPlaneDeps {
+  catalogue: ModelCatalogue;
+  changes: ChangeFeed;
+  authenticator: Authenticator;
+  workspaces: WorkspaceResolver;
+  usageSink: UsageSink;
+  /** Tokens already recorded in a budget period (restart-safe maxToken policies). */
+  usageHistory?: UsageHistory;
+  upstream: { allowCidrs: readonly string[]; timeoutMs: number; retries: number; maxRetryDelayMs: number };
+  /** The platform's own port: never an upstream, whatever the allow-list says. */
+  selfPort: () => number | undefined;
+  onUsageError?: (err: unknown) => void;
+  /** Told of every batch of call records (latency, status, caller) before it is written: the log. */
+  onCalls?: (calls: readonly ModelCall[]) => void;
+  /** Name resolution (tests pin names); dns.lookup by default. */
+  resolve?: Lookup;
+}
+
+export interface ModelGatewayPlane {
+  gateway: ModelGateway;
+  route: {
+    matches(req: IncomingMessage): boolean;
+    listener: (req: IncomingMessage, res: ServerResponse) => void;
+  };
+  close(): Promise<void>;
+}
+
+export function createModelGatewayPlane(d: ModelGatewayPlaneDeps): ModelGatewayPlane {
+  const hostAddresses = new HostAddresses({
+    interfaces: networkInterfaces,
+    isBridge: (name) => /^[\w.:-]+$/.test(name) && existsSync(`/sys/class/net/${name}/bridge`),
+  });
+  const guardOptions = { blockedCidrs: NON_PUBLIC_CIDRS, hostAddresses };
+  const upstream = new Upstream({
+    guard: new DestinationGuard({ ...guardOptions, allowCidrs: d.upstream.allowCidrs }),
+    strictGuard: new DestinationGuard(guardOptions),
+    selfPort: d.selfPort,
+    retries: d.upstream.retries,
+    maxRetryDelayMs: d.upstream.maxRetryDelayMs,
+    timeoutMs: d.upstream.timeoutMs,
+    ...(d.resolve ? { resolve: d.resolve } : {}),
+  });
+  const access = new AccessCache(d.authenticator, d.workspaces, Date.now, undefined, undefined, d.changes);
+  const models = new ModelResolver(d.catalogue, d.changes);
+  const sink: UsageSink = {
+    record: (calls) => {
+      d.onCalls?.(calls);
+      return d.usageSink.record(calls);
+    },
+  };
+  const usage = new UsageRecorder(sink, d.onUsageError ? { onError: d.onUsageError } : {});
+  const gateway = new ModelGateway({
+    access,
+    models,
+    upstream,
+    budgets: new TokenBudgets(Date.now, d.usageHistory),
+    usage,
+  });
+  return {
+    gateway,
+    route: {
+      matches: (req) => gateway.match(req) !== undefined,
+      listener: (req, res) => {
+        const addr = gateway.match(req);
+        if (addr) void gateway.handle(req, res, addr);
+      },
+    },
+    async close() {
+      await usage.close();
+      models.close();
+      access.close();
+      upstream.close();
+    },
+  };
+}

@@ -1,0 +1,158 @@
+// The model gateway's overhead (issue 18 "What it must show"): the same client calls the same fake
+// OpenAI provider on 127.0.0.1 directly and through the built platform's gateway
+// (`{run_url}/{ws}/models/{m}/chat/completions`, API-key auth, model resolution, usage recording).
+// Reported in one run, rounds interleaved (direct, gateway, direct, …) so machine load hits both:
+//  - non-streaming latency p50/p99 and the added ms;
+//  - streaming time to first token (first content chunk) p50/p99 and the added ms;
+//  - requests/s with 64 concurrent clients, and gateway/direct as a ratio.
+// Goal: < 0.5 ms p50 added, < 2 ms p99 added, ≥ 0.8× the direct throughput.
+//
+//   npm run build && node --import tsx bench/model-gateway.ts
+//   ITERATIONS=2000 ROUNDS=5 SECONDS=5 node --import tsx bench/model-gateway.ts
+import { Agent, request } from 'node:http';
+import { cpus, loadavg } from 'node:os';
+import { removeHome, startPlatform } from '../tests/e2e/support/platform.js';
+import { startFakeProviders } from '../tests/e2e/models/fake-providers.js';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const ITERATIONS = Number(process.env.ITERATIONS ?? 1000);
+const SECONDS = Number(process.env.SECONDS ?? 4);
+const CONCURRENCY = 64;
+
+const fake = await startFakeProviders({ record: false });
+const platform = await startPlatform({
+  env: { TARMAC_MODEL_UPSTREAM_ALLOW: '127.0.0.1/32' },
+  // PLATFORM_MAIN: another entry (e.g. a wrapper that profiles the platform).
+  ...(process.env.PLATFORM_MAIN ? { main: process.env.PLATFORM_MAIN } : {}),
+});
+const ws = platform.credentials.workspace;
+const key = platform.credentials.apiKey;
+await platform.api(`/v0/integrations/connections?workspace=${ws}`, {
+  method: 'POST',
+  body: JSON.stringify({
+    metadata: { name: 'bench-conn' },
+    spec: {
+      integration: 'openai',
+      config: { baseUrl: `${fake.url}/v1` },
+      secret: { OPENAI_API_KEY: 'sk-bench' },
+    },
+  }),
+});
+await platform.api(`/v0/models/bench?workspace=${ws}`, {
+  method: 'PUT',
+  body: JSON.stringify({
+    metadata: { name: 'bench' },
+    spec: { runtime: { type: 'openai', model: 'gpt-bench' }, integrationConnections: ['bench-conn'] },
+  }),
+});
+
+const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+const targets = {
+  direct: { port: fake.port, path: '/v1/chat/completions', auth: 'Bearer sk-bench' },
+  gateway: { port: platform.port, path: `/${ws}/models/bench/chat/completions`, auth: `Bearer ${key}` },
+};
+type Target = keyof typeof targets;
+const body = (stream: boolean) =>
+  JSON.stringify({
+    model: 'gpt-bench',
+    messages: [{ role: 'user', content: 'Say hello' }],
+    ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+  });
+const bodies = { plain: body(false), stream: body(true) };
+
+/** One call; resolves with ms to the whole answer (or to the first content chunk when streaming). */
+function once(target: Target, stream: boolean): Promise<number> {
+  const t = targets[target];
+  const payload = stream ? bodies.stream : bodies.plain;
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    let first = 0;
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: t.port,
+        path: t.path,
+        method: 'POST',
+        agent,
+        headers: {
+          authorization: t.auth,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+        },
+      },
+      (res) => {
+        if (res.statusCode !== 200) reject(new Error(`${target}: HTTP ${res.statusCode}`));
+        res.on('data', (c: Buffer) => {
+          if (stream && !first && c.includes('"content":"Hello"')) first = performance.now() - started;
+        });
+        res.on('end', () => resolve(stream ? first : performance.now() - started));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
+
+async function latencies(target: Target, stream: boolean): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < ITERATIONS; i++) out.push(await once(target, stream));
+  return out;
+}
+
+async function throughput(target: Target): Promise<number> {
+  let done = 0;
+  const until = performance.now() + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < until) {
+        await once(target, false);
+        done++;
+      }
+    }),
+  );
+  return done / SECONDS;
+}
+
+// Warm up both paths (JIT, keep-alive sockets, the gateway's caches).
+for (const t of ['direct', 'gateway'] as const) for (let i = 0; i < 300; i++) await once(t, i % 2 === 0);
+
+const samples = {
+  direct: { plain: [] as number[], stream: [] as number[] },
+  gateway: { plain: [] as number[], stream: [] as number[] },
+};
+const rps = { direct: [] as number[], gateway: [] as number[] };
+for (let r = 0; r < ROUNDS; r++) {
+  for (const t of ['direct', 'gateway'] as const) {
+    samples[t].plain.push(...(await latencies(t, false)));
+    samples[t].stream.push(...(await latencies(t, true)));
+  }
+  for (const t of ['direct', 'gateway'] as const) rps[t].push(await throughput(t));
+}
+
+const ms = (x: number) => `${x.toFixed(3)} ms`;
+const row = (name: string, kind: 'plain' | 'stream') => {
+  const d = samples.direct[kind];
+  const g = samples.gateway[kind];
+  const [d50, g50, d99, g99] = [pct(d, 0.5), pct(g, 0.5), pct(d, 0.99), pct(g, 0.99)];
+  return `${name.padEnd(22)} p50 direct ${ms(d50)}  gateway ${ms(g50)}  added ${ms(g50 - d50)} (${(g50 / d50).toFixed(2)}x)   p99 direct ${ms(d99)}  gateway ${ms(g99)}  added ${ms(g99 - d99)}`;
+};
+const med = (xs: number[]) => pct(xs, 0.5);
+console.log(
+  `model gateway overhead — ${ROUNDS} rounds × ${ITERATIONS} calls each, ${cpus().length} cores, load ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
+console.log(row('non-streaming', 'plain'));
+console.log(row('streaming TTFT', 'stream'));
+console.log(
+  `requests/s @${CONCURRENCY}          direct ${med(rps.direct).toFixed(0)}  gateway ${med(rps.gateway).toFixed(0)}  ratio ${(med(rps.gateway) / med(rps.direct)).toFixed(2)}x  (per round: direct ${rps.direct.map((x) => x.toFixed(0)).join(',')}; gateway ${rps.gateway.map((x) => x.toFixed(0)).join(',')})`,
+);
+
+console.log(`provider connections accepted: ${fake.connections()} (keep-alive: few)`);
+agent.destroy();
+await platform.stop();
+removeHome(platform.home);
+await fake.close();
