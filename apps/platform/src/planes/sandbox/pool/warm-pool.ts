@@ -36,6 +36,8 @@ export interface WarmPoolDeps {
   /** What every sandbox gets in its env and files (egress, sandboxd token), by record id. */
   sandboxDefaults: (sandbox: {
     id: string;
+    workspace: string;
+    name: string;
   }) => Promise<{ env: Record<string, string>; files: SandboxSpec['files'] }>;
   /** sandboxd's token of a record id (sandbox-credentials.ts). */
   token: (recordId: string) => string;
@@ -261,7 +263,8 @@ export class WarmPool {
         this.engineImages.set(shape.image, engineImage);
       }
       const image = await this.d.engine.ensureImage(engineImage);
-      const defaults = await this.d.sandboxDefaults({ id: recordId });
+      // No workspace yet: the claim hands over what depends on the name (its MCP hosts, envs).
+      const defaults = await this.d.sandboxDefaults({ id: recordId, workspace: '', name: engineId });
       const info = await this.d.engine.createSandbox({
         id: engineId,
         image: engineImage,
