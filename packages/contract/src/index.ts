@@ -32,3 +32,4 @@ export * from './resources/integration.js';
 export * from './resources/policy.js';
 export * from './resources/custom-domain.js';
 export * from './resources/workload-routes.js';
+export * from './resources/sandbox-schedule.js';

@@ -1,4 +1,4 @@
-import { computeRoutes, storageRoutes, type RouteSpec } from '@tarmac/contract';
+import { computeRoutes, scheduleRoutes, storageRoutes, type RouteSpec } from '@tarmac/contract';
 import type { RouteDeps, ServerEnv } from '@tarmac/server-kit';
 import type { Hono } from 'hono';
 import { DrivesService, type DriveTokenSigner } from './drives/drives.service.js';
@@ -6,6 +6,8 @@ import { registerDriveRoutes } from './drives/drives.routes.js';
 import { PreviewsService } from './previews/previews.service.js';
 import { registerPreviewRoutes } from './previews/previews.routes.js';
 import { registerSandboxRoutes } from './records/sandboxes.routes.js';
+import { registerScheduleRoutes } from './schedules/schedules.routes.js';
+import { SchedulesService } from './schedules/schedules.service.js';
 import { SandboxesService } from './records/sandboxes.service.js';
 import { registerVolumeRoutes } from './volumes/volumes.routes.js';
 import { VolumesService } from './volumes/volumes.service.js';
@@ -14,6 +16,7 @@ import type { CollectionDeps } from '../../framework/collection.js';
 /** Routes of the compute and storage part of the catalogue, in OpenAPI order. */
 export const computeStorageRoutes: readonly RouteSpec[] = [
   ...Object.values(computeRoutes),
+  ...Object.values(scheduleRoutes),
   ...Object.values(storageRoutes),
 ];
 
@@ -28,19 +31,24 @@ export interface ComputeStorageDeps extends CollectionDeps {
 export function computeStorageServices(deps: ComputeStorageDeps) {
   const volumes = new VolumesService(deps);
   // Previews hang off sandboxes; a sandbox being deleted takes its previews and tokens with it.
-  const late: { previews?: PreviewsService } = {};
+  const late: { previews?: PreviewsService; schedules?: SchedulesService } = {};
   const sandboxes = new SandboxesService({
     ...deps,
     volumes,
     ...(deps.validateImage ? { validateImage: deps.validateImage } : {}),
     ...(deps.maxSandboxMemoryMB !== undefined ? { maxMemoryMB: deps.maxSandboxMemoryMB } : {}),
-    onDelete: (workspace, name) => late.previews?.removeAllOf(workspace, name) ?? Promise.resolve(),
+    onDelete: async (workspace, name) => {
+      await late.previews?.removeAllOf(workspace, name);
+      await late.schedules?.removeAllOf(workspace, name);
+    },
   });
   const previews = (late.previews = new PreviewsService(deps, sandboxes));
+  const schedules = (late.schedules = new SchedulesService(deps, sandboxes));
   return {
     volumes,
     sandboxes,
     previews,
+    schedules,
     drives: new DrivesService(deps, deps.signDriveToken),
   };
 }
@@ -53,6 +61,7 @@ export function registerComputeStorageRoutes(
 ): void {
   registerSandboxRoutes(app, routeDeps, services.sandboxes);
   registerPreviewRoutes(app, routeDeps, services.previews);
+  registerScheduleRoutes(app, routeDeps, services.schedules);
   registerVolumeRoutes(app, routeDeps, services.volumes);
   registerDriveRoutes(app, routeDeps, services.drives);
 }

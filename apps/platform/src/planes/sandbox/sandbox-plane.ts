@@ -29,6 +29,7 @@ import { OpenSessions } from './gateway/open-sessions.js';
 import { PreviewGateway } from './previews/preview-gateway.js';
 import type { RawRoute } from './gateway/listener.js';
 import { SandboxGateway, type SandboxGatewayDeps } from './gateway/sandbox-gateway.js';
+import { ScheduleRunner } from './schedules/schedule-runner.js';
 import { SANDBOXD_TOKEN_ENV, SANDBOXD_TOKEN_HEADER, type SandboxCredentials } from './sandbox-credentials.js';
 
 export interface SandboxPlaneDeps {
@@ -169,6 +170,18 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
       return bearer ? bearer() : true;
     };
   };
+  // Sandbox schedules fire through sandboxd like a /process call (issue 14 item 6).
+  const schedules = new ScheduleRunner({
+    resources: d.store.resources,
+    live: controllers.live,
+    touch: (entry) => controllers.standby.touch(entry),
+    sandboxdHeaders: (recordId) => ({ [SANDBOXD_TOKEN_HEADER]: token({ id: recordId }) }),
+    secrets: box,
+    changes: d.changes,
+    logger: d.logger,
+    ready: controllers.ready,
+  });
+  schedules.start();
   const imageImport = imageImportApp({
     engine,
     images: d.images,
@@ -200,6 +213,7 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
       }
     },
     async stop() {
+      schedules.stop();
       gateway.close();
       previews.close();
       sessions.close();
