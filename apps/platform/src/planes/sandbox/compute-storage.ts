@@ -1,4 +1,10 @@
-import { computeRoutes, scheduleRoutes, storageRoutes, type RouteSpec } from '@tarmac/contract';
+import {
+  computeRoutes,
+  scheduleRoutes,
+  snapshotRoutes,
+  storageRoutes,
+  type RouteSpec,
+} from '@tarmac/contract';
 import type { RouteDeps, ServerEnv } from '@tarmac/server-kit';
 import type { Hono } from 'hono';
 import { DrivesService, type DriveTokenSigner } from './drives/drives.service.js';
@@ -8,6 +14,8 @@ import { registerPreviewRoutes } from './previews/previews.routes.js';
 import { registerSandboxRoutes } from './records/sandboxes.routes.js';
 import { registerScheduleRoutes } from './schedules/schedules.routes.js';
 import { SchedulesService } from './schedules/schedules.service.js';
+import { registerSnapshotRoutes } from './snapshots/snapshots.routes.js';
+import { SnapshotsService, type SnapshotStorage } from './snapshots/snapshots.service.js';
 import { SandboxesService } from './records/sandboxes.service.js';
 import { registerVolumeRoutes } from './volumes/volumes.routes.js';
 import { VolumesService } from './volumes/volumes.service.js';
@@ -17,6 +25,7 @@ import type { CollectionDeps } from '../../framework/collection.js';
 export const computeStorageRoutes: readonly RouteSpec[] = [
   ...Object.values(computeRoutes),
   ...Object.values(scheduleRoutes),
+  ...Object.values(snapshotRoutes),
   ...Object.values(storageRoutes),
 ];
 
@@ -25,13 +34,15 @@ export interface ComputeStorageDeps extends CollectionDeps {
   /** SandboxServiceDeps.maxMemoryMB. */
   maxSandboxMemoryMB?: number;
   signDriveToken: DriveTokenSigner;
+  /** Snapshot copies on the engine (sandbox-plane.ts); absent, snapshots answer 503. */
+  snapshotStorage?: SnapshotStorage;
 }
 
 /** The services of sandboxes, previews, volumes and drives over one set of dependencies. */
 export function computeStorageServices(deps: ComputeStorageDeps) {
   const volumes = new VolumesService(deps);
   // Previews hang off sandboxes; a sandbox being deleted takes its previews and tokens with it.
-  const late: { previews?: PreviewsService; schedules?: SchedulesService } = {};
+  const late: { previews?: PreviewsService; schedules?: SchedulesService; snapshots?: SnapshotsService } = {};
   const sandboxes = new SandboxesService({
     ...deps,
     volumes,
@@ -40,15 +51,18 @@ export function computeStorageServices(deps: ComputeStorageDeps) {
     onDelete: async (workspace, name) => {
       await late.previews?.removeAllOf(workspace, name);
       await late.schedules?.removeAllOf(workspace, name);
+      await late.snapshots?.removeAllOf(workspace, name);
     },
   });
   const previews = (late.previews = new PreviewsService(deps, sandboxes));
   const schedules = (late.schedules = new SchedulesService(deps, sandboxes));
+  const snapshots = (late.snapshots = new SnapshotsService(deps, sandboxes, deps.snapshotStorage));
   return {
     volumes,
     sandboxes,
     previews,
     schedules,
+    snapshots,
     drives: new DrivesService(deps, deps.signDriveToken),
   };
 }
@@ -62,6 +76,7 @@ export function registerComputeStorageRoutes(
   registerSandboxRoutes(app, routeDeps, services.sandboxes);
   registerPreviewRoutes(app, routeDeps, services.previews);
   registerScheduleRoutes(app, routeDeps, services.schedules);
+  registerSnapshotRoutes(app, routeDeps, services.snapshots);
   registerVolumeRoutes(app, routeDeps, services.volumes);
   registerDriveRoutes(app, routeDeps, services.drives);
 }

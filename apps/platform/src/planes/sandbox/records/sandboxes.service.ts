@@ -115,6 +115,8 @@ export class SandboxesService {
     actor: string,
     body: SandboxCreate,
     createIfNotExist = false,
+    /** System fields the new record starts with (a fork's `seedSnapshot`, snapshots.service.ts). */
+    system?: Record<string, unknown>,
   ): Promise<Sandbox> {
     const name = body.metadata.name ?? `sandbox-${randomBytes(4).toString('hex')}`;
     const existing = await this.col.find(ws.name, name);
@@ -150,6 +152,7 @@ export class SandboxesService {
           ...metadataColumns(body.metadata),
           spec: sealSandboxSpec(this.deps.secrets, spec, sandboxSecretContext(ws.name, name)),
           status: 'DEPLOYING',
+          ...(system ? { system } : {}),
           event,
         },
         () => this.alreadyExists(ws.name, name),
