@@ -5,6 +5,7 @@
 // files); the schedules a sandbox may have are bounded.
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Sandbox, Tarmac } from '@tarmac/sdk';
 import type { RunningPlatform } from '../support/platform.js';
 import {
   cleanUp,
@@ -110,6 +111,15 @@ describe.skipIf(missing !== null)(`sandbox schedules${missing ? ` (skipped: ${mi
     expect(existsSync(marker)).toBe(false);
     expect(upperFile(home, engineId, marker.slice(1))).toBe('owned\n');
 
+    // Our SDK reads the same (sandbox.schedules).
+    const client = new Tarmac({
+      apiUrl: p!.url,
+      apiKey: p!.credentials.apiKey,
+      workspace: p!.credentials.workspace,
+    });
+    const sdkSandbox = await Sandbox.get('sched-a', client);
+    expect((await sdkSandbox.schedules.executions()).map((e) => e.id)).toEqual([ex.id]);
+    expect((await sdkSandbox.schedules.list('at')).map((e) => e.id)).toEqual(['once']);
     const after = await json<Entry>(await schedules('sched-a', {}, '/once'));
     expect(after.nextRunAt).toBeNull();
     expect(after.lastRunAt).not.toBeNull();

@@ -6,6 +6,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Sandbox, Tarmac } from '@tarmac/sdk';
 import type { RunningPlatform } from '../support/platform.js';
 import {
   cleanUp,
@@ -161,6 +162,15 @@ describe.skipIf(missing !== null)(
         body: JSON.stringify({ targetType: 'sandbox', targetName: 'stolen', snapshotId }),
       });
       expect(fork.status).toBe(404);
+
+      // Our SDK: sandbox.snapshots create, list, delete by name.
+      const client = new Tarmac({ apiUrl: p!.url, apiKey: p!.credentials.apiKey, workspace: mine });
+      const sdkSandbox = await Sandbox.get('snap-src', client);
+      const viaSdk = await sdkSandbox.snapshots.create('sdk-one');
+      expect(viaSdk).toMatchObject({ name: 'sdk-one', status: 'ready', source: { name: 'snap-src' } });
+      expect((await sdkSandbox.snapshots.list()).map((s) => s.name)).toContain('sdk-one');
+      await sdkSandbox.snapshots.delete('sdk-one');
+      expect((await sdkSandbox.snapshots.list()).map((s) => s.name)).not.toContain('sdk-one');
 
       // Bounded: ten snapshots per sandbox ('first' and the live fork's are two of them).
       const snapshot = () =>

@@ -40,9 +40,22 @@ export const snapshotSchema = z
     createdBy: z.string(),
     sizeBytes: z.number().int().meta({ description: 'Bytes of the copy on disk.' }),
     contents: z.literal('filesystem').meta({ description: 'Files only: no process memory.' }),
+    source: z.object({ name: z.string(), kind: z.literal('sandbox') }),
   })
   .meta({ id: 'SandboxSnapshot', description: SNAPSHOT_DESCRIPTION });
 export type Snapshot = z.infer<typeof snapshotSchema>;
+
+/** `POST /v0/snapshots` (the vendor SDK's `sandbox.snapshots.create`): the source named in the body. */
+export const workspaceSnapshotCreateSchema = z
+  .object({
+    name: nameSchema.optional(),
+    source: z.object({
+      name: nameSchema,
+      kind: z.literal('sandbox', { error: 'must be sandbox' }).optional(),
+    }),
+  })
+  .meta({ id: 'SnapshotCreate' });
+export type WorkspaceSnapshotCreate = z.infer<typeof workspaceSnapshotCreateSchema>;
 
 export const forkRequestSchema = z
   .object({
@@ -96,6 +109,29 @@ export const snapshotRoutes = {
     response: snapshotSchema,
     errors: [400, 404, 409],
   }),
+  createWorkspaceSnapshot: defineRoute({
+    operationId: 'createSnapshot',
+    method: 'post',
+    path: '/v0/snapshots',
+    summary: 'Snapshot the sandbox named in source (as POST /v0/sandboxes/{name}/snapshots)',
+    description: SNAPSHOT_DESCRIPTION,
+    tag: TAG,
+    auth: 'workspace',
+    body: workspaceSnapshotCreateSchema,
+    response: snapshotSchema,
+    errors: [400, 404, 409],
+  }),
+  getSnapshot: defineRoute({
+    operationId: 'getSnapshot',
+    method: 'get',
+    path: '/v0/snapshots/{snapshotId}',
+    summary: 'Get a snapshot by id',
+    tag: TAG,
+    auth: 'workspace',
+    params: z.object({ snapshotId: z.string() }),
+    response: snapshotSchema,
+    errors: [404],
+  }),
   deleteSnapshot: defineRoute({
     operationId: 'deleteSnapshot',
     method: 'delete',
@@ -112,7 +148,7 @@ export const snapshotRoutes = {
     operationId: 'deleteSandboxSnapshot',
     method: 'delete',
     path: '/v0/sandboxes/{sandboxName}/snapshots/{snapshotId}',
-    summary: 'Delete a snapshot of this sandbox (204; the form the vendor SDK calls)',
+    summary: 'Delete a snapshot of this sandbox by id or name (204; the form the vendor SDK calls)',
     tag: TAG,
     auth: 'workspace',
     params: z.object({ sandboxName: z.string(), snapshotId: z.string() }),

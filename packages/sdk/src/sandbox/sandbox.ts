@@ -8,6 +8,7 @@ import { defaultClient } from './default-client.js';
 import { SandboxFilesystem } from './filesystem.js';
 import { SandboxPreviews } from './previews.js';
 import { SandboxSchedules } from './schedules.js';
+import { SandboxSnapshots } from './snapshots.js';
 import { SandboxProcesses } from './process.js';
 import { SandboxSessions, type SandboxSession } from './sessions.js';
 import { SandboxTerminal } from './terminal.js';
@@ -36,6 +37,7 @@ export class Sandbox {
   readonly previews: SandboxPreviews;
   readonly sessions: SandboxSessions;
   readonly schedules: SandboxSchedules;
+  readonly snapshots: SandboxSnapshots;
   readonly url: string;
   private readonly http: SandboxHttp;
 
@@ -59,6 +61,7 @@ export class Sandbox {
     this.previews = new SandboxPreviews(client, resource.metadata.name);
     this.sessions = new SandboxSessions(this.previews);
     this.schedules = new SandboxSchedules(client, resource.metadata.name);
+    this.snapshots = new SandboxSnapshots(client, resource.metadata.name);
   }
 
   get name(): string {

@@ -11,6 +11,14 @@ export function registerSnapshotRoutes(app: Hono<ServerEnv>, deps: RouteDeps, sn
   mountRoute(app, deps, r.createSnapshot, async ({ ctx, params, body }) =>
     snapshots.create(workspaceOf(ctx), principalOf(ctx).id, params.sandboxName, body ?? {}),
   );
+  mountRoute(app, deps, r.createWorkspaceSnapshot, async ({ ctx, body }) =>
+    snapshots.create(workspaceOf(ctx), principalOf(ctx).id, body.source.name, {
+      ...(body.name ? { name: body.name } : {}),
+    }),
+  );
+  mountRoute(app, deps, r.getSnapshot, async ({ ctx, params }) =>
+    snapshots.get(workspaceOf(ctx), params.snapshotId),
+  );
   mountRoute(app, deps, r.deleteSnapshot, async ({ ctx, params }) => {
     await snapshots.delete(workspaceOf(ctx), params.snapshotId);
     return null;

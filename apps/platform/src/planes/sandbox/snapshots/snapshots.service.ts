@@ -59,6 +59,7 @@ export class SnapshotsService {
       createdBy: row.createdBy,
       sizeBytes: row.spec.sizeBytes,
       contents: 'filesystem',
+      source: { name: row.parent, kind: 'sandbox' },
     };
   }
 
@@ -83,12 +84,24 @@ export class SnapshotsService {
     return this.view(await this.take(ws, actor, source.name, source.status, body.name));
   }
 
-  /** DELETE /v0/snapshots/{id}: another workspace's snapshot is a 404 like a missing one. */
+  async get(ws: WorkspaceAccess, snapshotId: string): Promise<Snapshot> {
+    return this.view(await this.byId(ws, snapshotId));
+  }
+
+  /**
+   * DELETE /v0/snapshots/{id}: another workspace's snapshot is a 404 like a missing one. Under a
+   * sandbox the name works too (the vendor SDK's `sandbox.snapshots.delete(name)`).
+   */
   async delete(ws: WorkspaceAccess, snapshotId: string, sandboxName?: string): Promise<void> {
-    const row = await this.byId(ws, snapshotId);
+    let row: SnapshotRow | undefined;
+    if (sandboxName !== undefined) {
+      await this.sandbox(ws, sandboxName);
+      row = await this.col.find(ws.name, snapshotId, sandboxName);
+    }
+    row ??= await this.byId(ws, snapshotId);
     if (sandboxName !== undefined && row.parent !== sandboxName) throw notFound(`Snapshot "${snapshotId}"`);
     await this.col.remove(row);
-    this.storage?.remove(snapshotId);
+    if (row.externalId) this.storage?.remove(row.externalId);
   }
 
   async fork(
