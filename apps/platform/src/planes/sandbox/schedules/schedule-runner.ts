@@ -35,6 +35,8 @@ import { dueInstant, nextInstant } from './schedule-timing.js';
 
 /** Output kept per execution (the tail: where errors are). */
 export const MAX_EXECUTION_OUTPUT = 16 * 1024;
+/** Processes followed to their end at once; past it an execution is recorded without its outcome. */
+export const MAX_FOLLOWED = 256;
 
 export interface ScheduleRunnerDeps {
   resources: Store['resources'];
@@ -53,6 +55,8 @@ export interface ScheduleRunnerDeps {
   sandboxdPort?: number;
   tickMs?: number;
   resyncMs?: number;
+  /** MAX_FOLLOWED by default. */
+  maxFollowed?: number;
   pollMs?: number;
 }
 
@@ -65,6 +69,7 @@ interface Cached {
 export class ScheduleRunner {
   private readonly cache = new Map<string, Cached>();
   private readonly firing = new Set<string>();
+  private following = 0;
   private readonly timers: NodeJS.Timeout[] = [];
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
@@ -286,6 +291,19 @@ export class ScheduleRunner {
    * its timeout is killed (sandboxd kills keep-alive ones itself). Bounded: a day at most.
    */
   private async follow(row: ExecutionRow, entry: LiveSandbox): Promise<void> {
+    if (this.following >= (this.d.maxFollowed ?? MAX_FOLLOWED)) {
+      await this.complete(row.id, { processStatus: 'unknown' });
+      return;
+    }
+    this.following += 1;
+    try {
+      await this.followUntilDone(row, entry);
+    } finally {
+      this.following -= 1;
+    }
+  }
+
+  private async followUntilDone(row: ExecutionRow, entry: LiveSandbox): Promise<void> {
     const { processName, timeout } = row.spec;
     const started = Date.parse(row.spec.executedAt);
     const giveUp = started + 86_400_000;

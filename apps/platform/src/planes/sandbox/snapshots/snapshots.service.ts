@@ -219,7 +219,7 @@ export class SnapshotsService {
       labels: {},
       spec: { sizeBytes: 0 },
       status: 'pending',
-      event: newEvent(undefined, 'snapshot', 'pending', 'Copying the sandbox’s files', this.deps.now()),
+      event: newEvent(undefined, 'snapshot', 'DEPLOYING', 'Copying the sandbox’s files', this.deps.now()),
     });
     try {
       const { sizeBytes } = await this.storage.take(ws.name, sandboxName, id);
@@ -227,7 +227,7 @@ export class SnapshotsService {
         row,
         { spec: { sizeBytes }, status: 'ready' },
         actor,
-        newEvent(row, 'snapshot', 'ready', `Copied ${sizeBytes} bytes`, this.deps.now()),
+        newEvent(row, 'snapshot', 'DEPLOYED', `Copied ${sizeBytes} bytes`, this.deps.now()),
       );
     } catch (err) {
       // Nothing half-made stays: the record and any partial copy go (the copy cleans itself up).
