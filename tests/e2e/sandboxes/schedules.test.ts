@@ -124,10 +124,18 @@ describe.skipIf(missing !== null)(`sandbox schedules${missing ? ` (skipped: ${mi
     expect(after.nextRunAt).toBeNull();
     expect(after.lastRunAt).not.toBeNull();
 
-    // A restart on the same home does not run the fired instant again (the claim is in the store).
+    // A restart on the same home does not run the fired instant again (the claim is in the store),
+    // and an entry due while the platform was down or after it came back still fires.
+    await create('sched-a', {
+      id: 'later',
+      type: 'at',
+      value: new Date(Date.now() + 5000).toISOString(),
+      input: { command: 'echo after-restart' },
+    });
     await p!.stop();
     p = await startSandboxPlatform({ home, env: ENV });
-    await new Promise((r) => setTimeout(r, 4000));
+    const later = await finished('sched-a', 'later', 30_000);
+    expect(later.output).toContain('after-restart');
     expect((await executions('sched-a')).filter((e) => e.scheduleId === 'once')).toHaveLength(1);
   }, 120_000);
 
