@@ -16,6 +16,7 @@ import {
   json,
   missingCapability,
   startSandboxPlatform,
+  waitFor,
   waitSandbox,
 } from './support.js';
 
@@ -189,6 +190,39 @@ describe.skipIf(missing !== null)(
         await p!.api(`/v0/sandboxes/snap-src/snapshots?workspace=${mine}`),
       );
       expect(left.map((s) => s.id)).not.toContain(snapshotId);
+      // A deleted workspace's snapshots go from the disk too (their records cascade away).
+      const theirs = await p!.api(`/v0/sandboxes?workspace=${OTHER}`, {
+        method: 'POST',
+        body: JSON.stringify({
+          metadata: { name: 'theirs' },
+          spec: { runtime: { image: 'blaxel/base-image:latest', memory: 256 } },
+        }),
+      });
+      expect(theirs.status, await theirs.clone().text()).toBe(200);
+      await waitFor(
+        'their sandbox DEPLOYED',
+        async () => {
+          const s = await json<{ status: string }>(await p!.api(`/v0/sandboxes/theirs?workspace=${OTHER}`));
+          return s.status === 'DEPLOYED' ? true : undefined;
+        },
+        60_000,
+      );
+      const theirSnap = await p!.api(`/v0/sandboxes/theirs/snapshots?workspace=${OTHER}`, {
+        method: 'POST',
+        body: '{}',
+      });
+      expect(theirSnap.status, await theirSnap.clone().text()).toBe(200);
+      const theirId = (await json<SnapshotView>(theirSnap)).id;
+      const onDisk = () => readdirSync(join(p!.home, 'snapshots'));
+      expect(onDisk()).toContain(theirId);
+      expect((await p!.api(`/v0/workspaces/${OTHER}`, { method: 'DELETE' })).status).toBe(200);
+      await waitFor(
+        'their snapshot swept',
+        async () => (onDisk().includes(theirId) ? undefined : true),
+        30_000,
+      );
+      expect(onDisk()).not.toContain(snapshotId); // deleted above
+
       // The fork made from it keeps running on its own copy.
       expect(await sh('snap-fork', 'cat /home/a.txt')).toBe('one');
     }, 60_000);
