@@ -1,3 +1,4 @@
+import type { ScheduleExecution } from '@tarmac/contract';
 import { testDatabases } from '@tarmac/store/test-support';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -33,7 +34,9 @@ describe.each(testDatabases(process.env))('ScheduleRunner ($name)', (database) =
         res.setHeader('content-type', 'application/json');
         if (req.headers['x-tarmac-sandbox-token'] !== 'tok-rec-1') return res.writeHead(401).end('{}');
         if (req.method === 'POST') {
-          posts.push(JSON.parse(body) as Record<string, unknown>);
+          const parsed = JSON.parse(body) as Record<string, unknown>;
+          posts.push(parsed);
+          if (parsed.workingDir === '/nowhere') return res.writeHead(400).end('{"error":"no such dir"}');
           return res.end('{}');
         }
         if (req.url?.endsWith('/logs')) return res.end(JSON.stringify({ logs: 'x'.repeat(20_000) + 'END' }));
@@ -82,7 +85,11 @@ describe.each(testDatabases(process.env))('ScheduleRunner ($name)', (database) =
     return r;
   };
 
-  const schedule = async (spec: Omit<ScheduleSpec, 'input'>, env?: Record<string, string>) => {
+  const schedule = async (
+    spec: Omit<ScheduleSpec, 'input'>,
+    env?: Record<string, string>,
+    input: Partial<ScheduleSpec['input']> = {},
+  ) => {
     const at = new Date().toISOString();
     const box = new SecretBox(p.secretKey);
     const sealed = sealEnv(box, env, scheduleSecretContext(p.workspace, 'box', 'job'));
@@ -95,7 +102,7 @@ describe.each(testDatabases(process.env))('ScheduleRunner ($name)', (database) =
       displayName: null,
       externalId: null,
       labels: {},
-      spec: { ...spec, input: { command: 'echo hi', ...(sealed ? { env: sealed } : {}) } },
+      spec: { ...spec, input: { command: 'echo hi', ...input, ...(sealed ? { env: sealed } : {}) } },
       status: spec.type,
       state: null,
       system: { armedAt: at, executions: [] },
@@ -107,10 +114,7 @@ describe.each(testDatabases(process.env))('ScheduleRunner ($name)', (database) =
       terminatedAt: null,
     });
   };
-  const executions = () =>
-    p.store.resources.listByKind<{ processStatus: string | null; exitCode: number | null; output: string }>(
-      SANDBOX_SCHEDULE_EXECUTION_KIND,
-    );
+  const executions = () => p.store.resources.listByKind<ScheduleExecution>(SANDBOX_SCHEDULE_EXECUTION_KIND);
 
   it('fires a due at entry once across two runners, wakes the sandbox, and records the outcome', async () => {
     await schedule(
@@ -171,5 +175,32 @@ describe.each(testDatabases(process.env))('ScheduleRunner ($name)', (database) =
     );
     expect(posts).toHaveLength(1);
     expect((await executions())[0]!.spec.exitCode).toBeNull();
+  }, 30_000);
+
+  it('records a refused submit and an unreachable sandbox as failed executions', async () => {
+    await schedule(
+      { type: 'at', value: new Date(Date.now() - 1000).toISOString(), maxExecutions: 5 },
+      undefined,
+      {
+        workingDir: '/nowhere',
+      },
+    );
+    runner().start();
+    const refused = await until('the refused run', async () => (await executions())[0]);
+    expect(refused.spec).toMatchObject({ status: 'failed', statusCode: 400, processStatus: null });
+    expect(refused.spec.error).toContain('no such dir');
+
+    live.remove('rec-1'); // the sandbox is gone (deleted, failed, not started yet)
+    const row = await p.store.resources.getById<ScheduleSpec>('sched-1');
+    await p.store.resources.update('sched-1', {
+      spec: { ...row!.spec, value: new Date(Date.now() - 500).toISOString() },
+    });
+    p.feed.publish({ workspace: p.workspace, kind: SANDBOX_SCHEDULE_KIND, name: 'box/job' });
+    const missed = await until('the unreachable run', async () => {
+      const all = await executions();
+      return all.length === 2 ? all.find((e) => e.id !== refused.id) : undefined;
+    });
+    expect(missed.spec).toMatchObject({ status: 'failed', statusCode: 0 });
+    expect(missed.spec.error).toContain('not running');
   }, 30_000);
 });
