@@ -203,4 +203,49 @@ describe.each(testDatabases(process.env))('ScheduleRunner ($name)', (database) =
     expect(missed.spec).toMatchObject({ status: 'failed', statusCode: 0 });
     expect(missed.spec.error).toContain('not running');
   }, 30_000);
+
+  it('after a restart, finishes the records of processes that were still running', async () => {
+    const at = new Date().toISOString();
+    await p.store.resources.create<ScheduleExecution>({
+      id: 'ex-row',
+      workspace: p.workspace,
+      kind: SANDBOX_SCHEDULE_EXECUTION_KIND,
+      parent: 'box',
+      name: 'exec-1',
+      displayName: null,
+      externalId: null,
+      labels: {},
+      spec: {
+        id: 'exec-1',
+        scheduleId: 'job',
+        sandbox: 'box',
+        executedAt: at,
+        createdAt: at,
+        processName: 'job-1',
+        status: 'succeeded',
+        statusCode: 200,
+        error: '',
+        timeout: 600,
+        processStatus: 'running',
+        exitCode: null,
+        completedAt: null,
+        output: '',
+      },
+      status: 'running',
+      state: null,
+      system: {},
+      events: [],
+      createdAt: at,
+      updatedAt: at,
+      createdBy: 'scheduler',
+      updatedBy: 'scheduler',
+      terminatedAt: null,
+    });
+    runner().start();
+    await until('the record finished', async () =>
+      (await executions())[0]?.spec.processStatus === 'completed' ? true : undefined,
+    );
+    expect((await executions())[0]!.spec.exitCode).toBe(3);
+    expect(posts).toHaveLength(0); // followed, not run again
+  }, 30_000);
 });
