@@ -18,10 +18,10 @@ export default defineConfig({
           // One file at a time: e2e files start real platforms and sandboxes, which share the
           // host's cgroups, bridge and CPU; on a 2-core machine parallel files only add noise.
           fileParallelism: false,
-          // eventsource-parser (used by the MCP SDK's client, tests/e2e/sandbox-api) exports its
-          // TypeScript sources under our "source" condition; inlining the SDK and it lets Vite
-          // transform that .ts instead of handing it to Node.
-          server: { deps: { inline: ['@modelcontextprotocol/sdk', 'eventsource-parser'] } },
+          // eventsource-parser (used by the MCP SDK's client, tests/e2e/sandbox-api, and by the
+          // vendor's @blaxel/core) exports its TypeScript sources under our "source" condition;
+          // inlining the SDKs and it lets Vite transform that .ts instead of handing it to Node.
+          server: { deps: { inline: ['@modelcontextprotocol/sdk', 'eventsource-parser', '@blaxel/core'] } },
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },

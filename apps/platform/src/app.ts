@@ -6,6 +6,7 @@ import {
   computeStorageRoutes,
   computeStorageServices,
   registerComputeStorageRoutes,
+  type ComputeStorageDeps,
 } from './planes/sandbox/compute-storage.js';
 import { DEFAULT_HOSTS, type HostConfig } from './framework/hosts.js';
 import { driveTokenSigner } from './planes/identity/auth/drive-token.js';
@@ -58,6 +59,8 @@ export interface PlatformDeps {
   maxSandboxMemoryMB?: number;
   /** The warm pool (planes/sandbox/pool/): creates it can serve get a pre-booted sandbox. */
   sandboxPool?: SandboxPool | undefined;
+  /** Snapshot copies on the engine (the sandbox plane's runtime half); snapshots answer 503 without. */
+  snapshotStorage?: ComputeStorageDeps['snapshotStorage'];
   /** USD per unit of each billing dimension (planes/metering/prices.ts); defaults when absent. */
   prices?: PriceTable;
   /** Model `runtime.type`s the model gateway serves: their records are DEPLOYED (issue 18). */
@@ -138,6 +141,7 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
       ...(deps.validateImage ? { validateImage: deps.validateImage } : {}),
       ...(deps.maxSandboxMemoryMB !== undefined ? { maxSandboxMemoryMB: deps.maxSandboxMemoryMB } : {}),
       ...(deps.sandboxPool ? { sandboxPool: deps.sandboxPool } : {}),
+      ...(deps.snapshotStorage ? { snapshotStorage: deps.snapshotStorage } : {}),
     }),
   );
   registerWorkloadCatalogueRoutes(

@@ -143,6 +143,8 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       // A sandbox asking more memory than the engine can ever commit is a 400 (issue 19 item 13).
       maxSandboxMemoryMB: sandboxPlane.memoryCapacityMB,
       sandboxPool: sandboxPlane.pool,
+      // Snapshots and forks copy a live sandbox's files through the engine (issue 14 item 6).
+      snapshotStorage: sandboxPlane.snapshots,
       store,
       logger,
       signingKey: r.signingKey,

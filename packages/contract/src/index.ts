@@ -33,3 +33,5 @@ export * from './resources/integration.js';
 export * from './resources/policy.js';
 export * from './resources/custom-domain.js';
 export * from './resources/workload-routes.js';
+export * from './resources/sandbox-schedule.js';
+export * from './resources/sandbox-snapshot.js';

@@ -37,6 +37,8 @@ export interface SandboxSpec {
    * trust store, apps/platform/src/planes/sandbox/egress/ARCHITECTURE.md).
    */
   files?: HostFile[];
+  /** A snapshot (LocalEngine.snapshotSandbox) whose files the writable layer starts with: a fork. */
+  fromSnapshot?: string;
 }
 
 export interface HostFile {

@@ -41,3 +41,4 @@ export { ProcessRunner, type CommandRunner, type RunOptions, type RunResult } fr
 export { systemClock, type Clock } from './clock.js';
 export { detectCgroupVersion, type CgroupVersion } from './cgroups.js';
 export { probe, waitForHealth } from './health.js';
+export { SnapshotStore, type SnapshotSource } from './snapshots.js';

@@ -37,6 +37,7 @@ import { describeSandbox } from './sandbox-status.js';
 import { mergeEnv, validate } from './spec.js';
 import { DEFAULT_ID_RANGE, ShiftedLayers, shiftedLayersDir, type IdRange } from './userns.js';
 import { VolumeStore } from './volumes.js';
+import { SnapshotStore } from './snapshots.js';
 
 export interface LocalEngineOptions {
   /** TARMAC_HOME: images/, sandboxes/, volumes/, runtime/ live here. */
@@ -90,6 +91,7 @@ export class LocalEngine implements Engine {
   private ledgerCache: MemoryLedger | undefined;
   private readonly runMounts: RunMounts;
   private readonly diskPool: DiskPool;
+  private readonly snapshots: SnapshotStore;
 
   constructor(private readonly opts: LocalEngineOptions) {
     this.runner = opts.runner ?? new ProcessRunner();
@@ -108,6 +110,7 @@ export class LocalEngine implements Engine {
       this.runner,
     );
     this.diskPool = new DiskPool(join(opts.home, 'disk-pool'), this.runner);
+    this.snapshots = new SnapshotStore(join(opts.home, 'snapshots'), this.runner);
     this.volumeStore = new VolumeStore(join(opts.home, 'volumes'), this.runner, this.clock, this.idRange);
     this.files = new SandboxFiles(join(opts.home, 'sandboxes'));
     this.runtime = new RuntimeBuilder(opts.runtime, join(opts.home, 'runtime'), this.runner);
@@ -215,6 +218,7 @@ export class LocalEngine implements Engine {
           [...lowerDirs].reverse(),
           diskMB,
           this.idRange,
+          spec.fromSnapshot ? this.snapshots.upperOf(spec.fromSnapshot) : '',
         ),
         this.network.attach(spec.id).then(async (net) => {
           await this.runMounts.prepareNetns(spec.id, net.netnsPath);
@@ -318,6 +322,39 @@ export class LocalEngine implements Engine {
   async freeze(id: string): Promise<void> {
     const rec = this.files.read(id);
     await this.cgroups.freeze(rec.cgroup);
+  }
+
+  /**
+   * A filesystem snapshot of a sandbox: its writable layer and its volumes' contents, copied while
+   * its cgroup is frozen so the copy is consistent (snapshots.ts). A sandbox frozen already (in
+   * STANDBY) stays frozen; one that ran is thawed after the copy. Process memory is not copied.
+   */
+  async snapshotSandbox(id: string, snapshotId: string): Promise<{ sizeBytes: number }> {
+    const rec = this.files.read(id);
+    const volumes = this.volumeStore.list();
+    const source = {
+      upper: diskPaths(this.files.layout(id).root).upper,
+      volumes: rec.volumes.map((v) => {
+        const vol = volumes.find((x) => x.name === v.volume);
+        if (!vol) throw new EngineError(`volume ${v.volume} of sandbox ${id} is not allocated`);
+        return { path: vol.path, mountPath: v.mountPath };
+      }),
+    };
+    const wasFrozen = this.cgroups.isFrozen(rec.cgroup);
+    if (!wasFrozen) await this.cgroups.freeze(rec.cgroup);
+    try {
+      return { sizeBytes: await this.snapshots.take(snapshotId, source) };
+    } finally {
+      if (!wasFrozen) this.cgroups.thaw(rec.cgroup);
+    }
+  }
+
+  deleteSnapshot(snapshotId: string): void {
+    this.snapshots.remove(snapshotId);
+  }
+
+  snapshotIds(): string[] {
+    return this.snapshots.ids();
   }
 
   async thaw(id: string): Promise<void> {

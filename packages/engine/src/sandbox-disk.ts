@@ -33,14 +33,16 @@ export function diskPaths(root: string) {
 
 const MOUNT_ROOT_SCRIPT = [
   // $1 image, $2 mount point, $3 owner uid:gid of upper/, $4 overlay options, $5 rootfs,
-  // $6 "format" when the image is a bare sparse file, then mkfs arguments
+  // $6 "format" when the image is a bare sparse file, $7 a snapshot's upper dir to start from (a
+  // fork, snapshots.ts) or "", then mkfs arguments
   'set -e',
-  'img=$1 mnt=$2 owner=$3 overlay=$4 rootfs=$5 format=$6',
-  'shift 6',
+  'img=$1 mnt=$2 owner=$3 overlay=$4 rootfs=$5 format=$6 seed=$7',
+  'shift 7',
   'if [ "$format" = format ]; then mkfs.ext4 "$@" "$img"; fi',
   'mount -t ext4 -o loop,nodev,nosuid,discard,noinit_itable "$img" "$mnt"',
   'mkdir "$mnt/upper" "$mnt/work"',
   'chown "$owner" "$mnt/upper"',
+  'if [ -n "$seed" ]; then cp -a -- "$seed/." "$mnt/upper/"; fi',
   'mount -t overlay overlay -o "$overlay" "$rootfs"',
 ].join('\n');
 
@@ -56,6 +58,8 @@ export async function mountSandboxRoot(
   lowers: readonly string[],
   diskMB: number,
   range: IdRange,
+  /** A snapshot's upper dir the new layer starts as a copy of (a fork). */
+  seed = '',
 ): Promise<void> {
   const p = diskPaths(layout.root);
   mkdirSync(p.mnt, { recursive: true });
@@ -80,6 +84,7 @@ export async function mountSandboxRoot(
     overlay,
     layout.rootfs,
     formatted ? 'ready' : 'format',
+    seed,
     ...MKFS_ARGS,
   ]);
 }

@@ -35,6 +35,8 @@ export {
   type LogStream,
 } from './sandbox/process.js';
 export { SandboxPreviews, type PreviewCreateOptions } from './sandbox/previews.js';
+export { SandboxSchedules } from './sandbox/schedules.js';
+export { SandboxSnapshots, type ForkOptions } from './sandbox/snapshots.js';
 export { SandboxSessions, type SandboxSession } from './sandbox/sessions.js';
 export { SandboxTerminal, TerminalConnection, type TerminalOptions } from './sandbox/terminal.js';
 export { MULTIPART_THRESHOLD, MULTIPART_PART_SIZE } from './sandbox/multipart.js';

@@ -19,3 +19,6 @@ export const PENDING_SHARE_KIND = 'pending-image-share';
 export const CONNECTION_KIND = 'integration-connection';
 export const POLICY_KIND = 'policy';
 export const CUSTOM_DOMAIN_KIND = 'custom-domain';
+export const SANDBOX_SCHEDULE_KIND = 'sandbox-schedule';
+export const SANDBOX_SCHEDULE_EXECUTION_KIND = 'sandbox-schedule-execution';
+export const SANDBOX_SNAPSHOT_KIND = 'sandbox-snapshot';

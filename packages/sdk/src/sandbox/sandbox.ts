@@ -7,6 +7,8 @@ import { SandboxHttp } from './data-plane.js';
 import { defaultClient } from './default-client.js';
 import { SandboxFilesystem } from './filesystem.js';
 import { SandboxPreviews } from './previews.js';
+import { SandboxSchedules } from './schedules.js';
+import { SandboxSnapshots } from './snapshots.js';
 import { SandboxProcesses } from './process.js';
 import { SandboxSessions, type SandboxSession } from './sessions.js';
 import { SandboxTerminal } from './terminal.js';
@@ -34,6 +36,8 @@ export class Sandbox {
   readonly terminal: SandboxTerminal;
   readonly previews: SandboxPreviews;
   readonly sessions: SandboxSessions;
+  readonly schedules: SandboxSchedules;
+  readonly snapshots: SandboxSnapshots;
   readonly url: string;
   private readonly http: SandboxHttp;
 
@@ -56,6 +60,8 @@ export class Sandbox {
     this.terminal = new SandboxTerminal(this.http);
     this.previews = new SandboxPreviews(client, resource.metadata.name);
     this.sessions = new SandboxSessions(this.previews);
+    this.schedules = new SandboxSchedules(client, resource.metadata.name);
+    this.snapshots = new SandboxSnapshots(client, resource.metadata.name);
   }
 
   get name(): string {

@@ -37,6 +37,10 @@ import {
   SANDBOXD_TOKEN_HEADER,
   type SandboxCredentials,
 } from './sandbox-credentials.js';
+import { ScheduleRunner } from './schedules/schedule-runner.js';
+import type { SnapshotStorage } from './snapshots/snapshots.service.js';
+import { SANDBOX_SNAPSHOT_KIND } from '../../framework/kinds.js';
+import { WORKSPACE_KIND } from '../../framework/workspace-deletion.js';
 
 export interface SandboxPlaneDeps {
   home: string;
@@ -86,6 +90,8 @@ export interface SandboxPlane {
   pool: SandboxPool | undefined;
   /** The pool per shape and the host memory of its members (ops). */
   poolStatus(): Promise<PoolShapeStatus[]>;
+  /** Filesystem snapshots of live sandboxes (snapshots/snapshots.service.ts SnapshotStorage). */
+  snapshots: SnapshotStorage;
   /** For the sandboxes module: false for an image the workspace cannot run (400 INVALID_IMAGE). */
   validateImage(ref: string, workspace: string): Promise<boolean>;
   stop(): Promise<void>;
@@ -229,6 +235,30 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
       return bearer ? bearer() : true;
     };
   };
+  // Sandbox schedules fire through sandboxd like a /process call (issue 14 item 6).
+  const schedules = new ScheduleRunner({
+    resources: d.store.resources,
+    live: controllers.live,
+    touch: (entry) => controllers.standby.touch(entry),
+    sandboxdHeaders: (recordId) => ({ [SANDBOXD_TOKEN_HEADER]: token({ id: recordId }) }),
+    secrets: box,
+    changes: d.changes,
+    logger: d.logger,
+    ready: controllers.ready,
+  });
+  schedules.start();
+  // Snapshot files whose record is gone: a deleted workspace's (its records cascade away). Swept
+  // after the first resync and on every workspace deletion.
+  const sweepSnapshots = async () => {
+    const kept = new Set(
+      (await d.store.resources.listByKind(SANDBOX_SNAPSHOT_KIND)).map((r) => r.externalId ?? ''),
+    );
+    for (const id of engine.snapshotIds()) if (!kept.has(id)) engine.deleteSnapshot(id);
+  };
+  const sweep = () =>
+    void sweepSnapshots().catch((err: unknown) => d.logger.warn({ err }, 'snapshot sweep failed'));
+  void controllers.ready.then(sweep, () => undefined);
+  const unsubscribeSweep = d.changes.subscribe(WORKSPACE_KIND, sweep);
   const imageImport = imageImportApp({
     engine,
     images: d.images,
@@ -250,6 +280,22 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
     rawRoutes: [imageImport],
     pool,
     poolStatus: async () => (warm ? warm.status() : []),
+    snapshots: {
+      async take(workspace, name, snapshotId) {
+        const entry = controllers.live.get(workspace, name);
+        if (!entry) throw new Error(`sandbox ${name} is not running`);
+        // Thawed and marked RUNNING first, then held busy: a request during the copy waits on the
+        // engine's freeze instead of thawing it (touch thaws only STANDBY), and standby keeps off.
+        controllers.standby.touch(entry);
+        entry.inflight += 1;
+        try {
+          return await engine.snapshotSandbox(entry.engineId, snapshotId);
+        } finally {
+          entry.inflight -= 1;
+        }
+      },
+      remove: (snapshotId) => engine.deleteSnapshot(snapshotId),
+    },
     async validateImage(ref, workspace) {
       const engineRef = await d.images.resolve(workspace, ref);
       if (engineRef === undefined) return false;
@@ -262,6 +308,8 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
       }
     },
     async stop() {
+      schedules.stop();
+      unsubscribeSweep();
       gateway.close();
       previews.close();
       sessions.close();

@@ -378,6 +378,7 @@ export class SandboxController {
       volumes,
       files: defaults?.files ?? [],
       labels: { workspace: row.workspace, sandbox: row.name, record: row.id },
+      ...(typeof row.system.seedSnapshot === 'string' ? { fromSnapshot: row.system.seedSnapshot } : {}),
     };
   }
 

@@ -44,6 +44,8 @@ export interface SandboxSystem {
   deployedAt?: string;
   /** OOM kills already reported as events. */
   oomKillsReported?: number;
+  /** A fork's snapshot (engine id): its writable layer starts as a copy of it (issue 14 item 6). */
+  seedSnapshot?: string;
   [key: string]: unknown;
 }
 

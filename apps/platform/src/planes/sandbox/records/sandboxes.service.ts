@@ -120,6 +120,8 @@ export class SandboxesService {
     actor: string,
     body: SandboxCreate,
     createIfNotExist = false,
+    /** System fields the new record starts with (a fork's `seedSnapshot`, snapshots.service.ts). */
+    system?: Record<string, unknown>,
   ): Promise<Sandbox> {
     const name = body.metadata.name ?? `sandbox-${randomBytes(4).toString('hex')}`;
     const existing = await this.col.find(ws.name, name);
@@ -139,7 +141,8 @@ export class SandboxesService {
       });
     }
     const sealed = sealSandboxSpec(this.deps.secrets, spec, sandboxSecretContext(ws.name, name));
-    const claimed = await this.claimFromPool(ws.name, name, spec, sealed);
+    // A fork (system set) boots on its snapshot's files: never from the pool.
+    const claimed = system ? undefined : await this.claimFromPool(ws.name, name, spec, sealed);
     const now = this.deps.now();
     const event = claimed
       ? // Billing starts here (metering reads Deployment/DEPLOYED as RUNNING): the claim, not the boot.
@@ -167,7 +170,9 @@ export class SandboxesService {
                   ...(claimed.imageSizeBytes !== undefined ? { imageSizeBytes: claimed.imageSizeBytes } : {}),
                 },
               }
-            : {}),
+            : system
+              ? { system }
+              : {}),
           event,
         },
         () => this.alreadyExists(ws.name, name),
