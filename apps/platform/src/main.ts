@@ -3,6 +3,7 @@ import { serve } from '@hono/node-server';
 import { gracefulShutdown } from '@tarmac/server-kit';
 import { openStore } from '@tarmac/store';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +31,15 @@ import { PLATFORM_VERSION } from './version.js';
  * config.ts), opens files and sockets; compose.ts then builds the shared services once and wires
  * the planes (engineering conventions; issue 13). Everything else receives what it needs.
  */
+/**
+ * sandboxd's bundle: beside this file under sandboxd/ when running from the packed CLI tarball
+ * (scripts/pack.mjs), else the workspace package's build.
+ */
+function sandboxdBundlePath(): string {
+  const packed = fileURLToPath(new URL('./sandboxd/sandboxd.bundle.mjs', import.meta.url));
+  return existsSync(packed) ? packed : fileURLToPath(import.meta.resolve('@tarmac/sandboxd/bundle'));
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { port: { type: 'string' }, host: { type: 'string' }, home: { type: 'string' } },
@@ -85,8 +95,7 @@ async function main(): Promise<void> {
     cursorSecret,
     secretKey,
     extraUpstreamCa: config.egress.extraCaFile ? [await readFile(config.egress.extraCaFile, 'utf8')] : [],
-    sandboxdBundle:
-      config.engine.sandboxdBundle ?? fileURLToPath(import.meta.resolve('@tarmac/sandboxd/bundle')),
+    sandboxdBundle: config.engine.sandboxdBundle ?? sandboxdBundlePath(),
     nodeBinary: process.execPath,
     apiUrl: () => apiUrl,
     boundPort: () => boundPort,
