@@ -5,6 +5,7 @@ import { openStore } from '@tarmac/store';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createServer as createNetServer } from 'node:net';
 import { homedir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -24,6 +25,7 @@ import { signingKeyFromJwk } from './planes/identity/auth/jwt.js';
 import { connectionBudget } from './framework/connection-budget.js';
 import { ConnectionGuard, DEFAULT_HTTP_TIMEOUTS } from './framework/connection-guard.js';
 import { raiseFileLimit } from './framework/file-limit.js';
+import { portAvailable, portInUseMessage, StartError } from './framework/port-available.js';
 import { PLATFORM_VERSION } from './version.js';
 
 /**
@@ -46,6 +48,9 @@ async function main(): Promise<void> {
     allowPositionals: false,
   });
   const config = resolveConfig({ flags: values, env: process.env, homedir: homedir() });
+  // Before anything starts (egress proxy, controllers, bridge): a busy port is a one-line error.
+  if (!(await portAvailable(createNetServer, config.host, config.port)))
+    throw new StartError(portInUseMessage(config.host, config.port));
   const logger = pino({ level: config.logLevel, base: { service: 'tarmac' } });
   const connections = config.connections;
   // Descriptors (issue 19 item 7): soft limit up to the hard one, then connection caps that keep
@@ -116,10 +121,19 @@ async function main(): Promise<void> {
     hostname: config.host,
     createServer: platform.createServer,
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', resolve);
+      server.once('error', reject);
+    });
+  } catch (err) {
+    // Taken since the check above: stop what was started, so no proxy or controller outlives us.
+    for (const closer of platform.closers) await closer.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      throw new StartError(portInUseMessage(config.host, config.port));
+    throw err;
+  }
   const address = server.address();
   apiUrl = baseUrl(config, typeof address === 'object' && address ? address.port : config.port);
   boundPort = typeof address === 'object' && address ? address.port : config.port;
@@ -191,6 +205,10 @@ main().catch((err: unknown) => {
   if (err instanceof ConfigError) {
     process.stderr.write(`tarmac: ${err.message}\n`);
     process.exit(2);
+  }
+  if (err instanceof StartError) {
+    process.stderr.write(`tarmac: ${err.message}\n`);
+    process.exit(1);
   }
   process.stderr.write(
     `tarmac: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
