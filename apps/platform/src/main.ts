@@ -5,6 +5,7 @@ import { openStore } from '@tarmac/store';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import type { Server as HttpServer } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { homedir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +26,7 @@ import { signingKeyFromJwk } from './planes/identity/auth/jwt.js';
 import { connectionBudget } from './framework/connection-budget.js';
 import { ConnectionGuard, DEFAULT_HTTP_TIMEOUTS } from './framework/connection-guard.js';
 import { raiseFileLimit } from './framework/file-limit.js';
+import { drainOnClose } from './framework/http-drain.js';
 import { portAvailable, portInUseMessage, StartError } from './framework/port-available.js';
 import { PLATFORM_VERSION } from './version.js';
 
@@ -121,6 +123,7 @@ async function main(): Promise<void> {
     hostname: config.host,
     createServer: platform.createServer,
   });
+  const closeHttp = drainOnClose(server as HttpServer, 1500);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('listening', resolve);
@@ -171,22 +174,8 @@ async function main(): Promise<void> {
 
   const shutdown = gracefulShutdown(
     [
-      {
-        name: 'http',
-        close: () =>
-          new Promise<void>((resolve) => {
-            // Keep-alive connections become idle as their in-flight requests finish; close them as
-            // they do, or close() would wait for the clients' keep-alive timeout.
-            const idle = setInterval(() => {
-              if ('closeIdleConnections' in server) server.closeIdleConnections();
-            }, 50);
-            server.close(() => {
-              clearInterval(idle);
-              resolve();
-            });
-            if ('closeIdleConnections' in server) server.closeIdleConnections();
-          }),
-      },
+      // Idle and half-sent connections close at once, requests in flight get 1.5 s (http-drain.ts).
+      { name: 'http', close: closeHttp },
       ...platform.closers,
       { name: 'store', close: () => store.close() },
     ],
