@@ -60,6 +60,8 @@ describe('README: Install the SDK and CLI in your project', () => {
       TARMAC_EGRESS_PORT: String(await freePort()),
       TARMAC_IMAGE_DIR: IMAGE_CACHE,
       TARMAC_LOG_LEVEL: 'warn',
+      // Idle sandboxes go to STANDBY quickly, for `get sandboxes` to show it.
+      TARMAC_STANDBY_AFTER: '2s',
       ...NETWORK,
       // Registry packages (ws, zod) from the local cache when it has them.
       npm_config_prefer_offline: 'true',
@@ -146,12 +148,20 @@ describe('README: Install the SDK and CLI in your project', () => {
   );
 
   it.skipIf(missing !== null)(
-    'runs a sandbox with the installed tarmac command',
-    () => {
+    'runs a sandbox with the installed tarmac command; `get sandboxes` shows STANDBY and the image',
+    async () => {
       run('npx tarmac sandbox create packed-cli', project, env);
       expect(run('npx tarmac sandbox exec packed-cli -- echo from-packed-cli', project, env)).toBe(
         'from-packed-cli\n',
       );
+      // Created without --image: the IMAGE column names the base image it runs (issue 14 item 9).
+      const deadline = Date.now() + 30_000;
+      let listed = '';
+      while (!/^packed-cli\s+STANDBY\s/m.test(listed) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 500));
+        listed = run('npx tarmac get sandboxes', project, env);
+      }
+      expect(listed).toMatch(/^packed-cli\s+STANDBY\s+tarmac\/base:latest\s/m);
       run('npx tarmac delete sandbox packed-cli', project, env);
     },
     180_000,
