@@ -205,6 +205,9 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
       sessions.close();
       access.close();
       await controllers.stop();
+      // The bridge and its firewall go with the last platform using them, when one created them
+      // and no sandbox is attached (packages/engine bridge-users.ts; issue 14 item 9).
+      await engine.network.release().catch((err: unknown) => d.logger.warn({ err }, 'bridge release failed'));
     },
   };
 }
