@@ -81,14 +81,28 @@ describe('README: Install the SDK and CLI in your project', () => {
       const credentials = JSON.parse(
         readFileSync(join(home, 'credentials.json'), 'utf8'),
       ) as RunningPlatform['credentials'];
-      const stop = () =>
-        new Promise<number>((resolve) => {
-          if (child.exitCode !== null) return resolve(child.exitCode);
-          child.once('exit', (code) => resolve(code ?? 0));
-          child.kill('SIGTERM');
-        });
+      // Ctrl-C in the terminal: SIGINT to the whole process group (npx's shell does not pass a
+      // signal sent to npx alone on), then wait until every process of it has exited.
+      const stop = async () => {
+        const group = -(child.pid ?? 0);
+        try {
+          process.kill(group, 'SIGINT');
+        } catch {
+          return child.exitCode ?? 0;
+        }
+        const deadline = Date.now() + 30_000;
+        for (;;) {
+          try {
+            process.kill(group, 0);
+          } catch {
+            return child.exitCode ?? 0;
+          }
+          if (Date.now() > deadline) throw new Error(`tarmac up did not stop on SIGINT:\n${output}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      };
       expect(await stopTestPlatform({ credentials, home, stop })).toEqual([]);
-    } else child?.kill('SIGKILL');
+    } else if (child?.pid) process.kill(-child.pid, 'SIGKILL');
     removeHome(root);
   }, 120_000);
 
@@ -115,7 +129,12 @@ describe('README: Install the SDK and CLI in your project', () => {
 
   it('starts the platform with `npx tarmac up` from the project', async () => {
     expect(existsSync(join(project, 'node_modules/.bin/tarmac'))).toBe(true);
-    platform = spawn('bash', ['-c', up ?? ''], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    platform = spawn('bash', ['-c', up ?? ''], {
+      cwd: project,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true, // its own process group, as a terminal's foreground job
+    });
     platform.stdout?.on('data', (d: Buffer) => (output += d.toString()));
     platform.stderr?.on('data', (d: Buffer) => (output += d.toString()));
     const deadline = Date.now() + 120_000;
