@@ -82,10 +82,16 @@ export function hostState(names: RunNames, tmp: string): HostState {
     .split('\n')
     .map((l) => /^\d+:\s+([^:@]+)/.exec(l)?.[1] ?? '')
     .filter((name) => names.bridges.includes(name));
+  // A bridge that stays (made before its engine recorded creating it, or still in use) keeps its
+  // chain, which each platform start rewrites with that platform's proxy ports (bounded: the
+  // shared range and the ports its home handed out). Those allow lines say which platform ran
+  // last, not that something leaked: compared as one line per chain.
   const iptables = run('iptables-save', [])
     .split('\n')
     .filter((l) => !l.startsWith('#') && mentionsOurs(l))
-    .map((l) => l.replace(/\[\d+:\d+\]/g, ''));
+    .map((l) => l.replace(/\[\d+:\d+\]/g, ''))
+    .map((l) => (/^-A TARMAC-IN-/.test(l) ? l.replace(/--dport \d+/, '--dport (any)') : l))
+    .filter((l, i, all) => !l.includes('--dport (any)') || all.indexOf(l) === i);
   const nftTables = run('nft', ['list', 'tables'])
     .split('\n')
     .filter((l) => names.bridges.some((b) => l.endsWith(` tarmac_${b.replace(/[^A-Za-z0-9_]/g, '_')}`)));
