@@ -87,7 +87,15 @@ async function signalAndMeasure(started: Started, signal: NodeJS.Signals): Promi
   const exited = new Promise<void>((resolve) => started.npm.once('exit', () => resolve()));
   const t0 = performance.now();
   started.npm.kill(signal); // npm's pid only, as `kill -INT <pid>` would
-  await exited;
+  const timedOut = await Promise.race([
+    exited.then(() => false),
+    new Promise<boolean>((r) => setTimeout(() => r(true), 15_000)),
+  ]);
+  if (timedOut) {
+    // The old behaviour: nothing stops. Kill the group so the next test (and the clean-up) can run.
+    process.kill(-(started.npm.pid ?? 0), 'SIGKILL');
+    throw new Error(`npm start still running 15 s after ${signal}:\n${started.output()}`);
+  }
   const ms = performance.now() - t0;
   const refused = await fetch(`http://127.0.0.1:${started.port}/health`).then(
     () => false,
@@ -108,17 +116,22 @@ describe('signals to the `npm start` process', () => {
     homes.push(dir);
     return dir;
   };
-  let cleanup: RunningPlatform | undefined;
+  let liveHome: string | undefined;
   afterAll(async () => {
     // A stopped platform leaves its sandboxes running (restart safety): start it again on the same
-    // home to delete them, then stop it for good (removes the home).
-    if (cleanup) expect(await stopTestPlatform(cleanup)).toEqual([]);
+    // home to delete them, then stop it for good (removes the home). Also when an assertion failed.
+    if (liveHome) {
+      const cleanup = await startTestPlatform(NETWORK, { home: liveHome });
+      homes.splice(homes.indexOf(liveHome), 1);
+      expect(await stopTestPlatform(cleanup)).toEqual([]);
+    }
     homes.forEach(removeHome);
   }, 180_000);
 
   it('SIGINT stops the platform within ~2 s, with held connections and a live sandbox', async () => {
     const started = await npmStart(home());
     if (!missing) {
+      liveHome = started.home;
       const credentials = JSON.parse(readFileSync(join(started.home, 'credentials.json'), 'utf8')) as {
         apiKey: string;
       };
@@ -139,10 +152,6 @@ describe('signals to the `npm start` process', () => {
     held.release();
     console.log(`npm start: SIGINT to exit ${ms.toFixed(0)} ms`);
     expect(ms, started.output()).toBeLessThan(2500);
-    if (!missing) {
-      cleanup = await startTestPlatform(NETWORK, { home: started.home });
-      homes.splice(homes.indexOf(started.home), 1);
-    }
   }, 400_000);
 
   it('SIGTERM stops it within ~2 s too', async () => {
