@@ -101,6 +101,13 @@ async function signalAndMeasure(started: Started, signal: NodeJS.Signals): Promi
     () => false,
     () => true,
   );
+  if (!refused) {
+    try {
+      process.kill(-(started.npm.pid ?? 0), 'SIGKILL'); // npm left it behind: do not leave it running
+    } catch {
+      // gone meanwhile
+    }
+  }
   expect(refused, 'the platform still answers after npm exited').toBe(true);
   const group = spawnSync('ps', ['-o', 'pid=,args=', '-g', String(started.npm.pid)], { encoding: 'utf8' });
   // Zombies are not running: `npm run build`'s esbuild service may not be reaped yet.
