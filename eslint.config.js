@@ -150,7 +150,7 @@ const platformLayers = {
 };
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/*.tsbuildinfo'] },
+  { ignores: ['**/dist/**', 'dist-pack/**', '**/node_modules/**', '**/*.tsbuildinfo'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

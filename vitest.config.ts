@@ -18,6 +18,8 @@ export default defineConfig({
           // One file at a time: e2e files start real platforms and sandboxes, which share the
           // host's cgroups, bridge and CPU; on a 2-core machine parallel files only add noise.
           fileParallelism: false,
+          // Fails the run when it leaves bridges, firewall lines, namespaces, mounts or homes behind.
+          globalSetup: ['tests/e2e/support/leak-check.global.ts'],
           // eventsource-parser (used by the MCP SDK's client, tests/e2e/sandbox-api, and by the
           // vendor's @blaxel/core) exports its TypeScript sources under our "source" condition;
           // inlining the SDKs and it lets Vite transform that .ts instead of handing it to Node.

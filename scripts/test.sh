@@ -22,7 +22,8 @@ if [ -n "$missing" ]; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
 fi
 
-bash scripts/install.sh
+# The base image goes into the tests' shared image cache (tests/e2e/support), not ~/.tarmac.
+TARMAC_IMAGE_DIR="${TARMAC_TEST_IMAGE_DIR:-/var/cache/tarmac-test/images}" bash scripts/install.sh
 TARMAC_TEST_DATABASE_URL="$(as_root sh scripts/test-postgres.sh)"
 export TARMAC_TEST_DATABASE_URL
 npm run check

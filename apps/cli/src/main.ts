@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { createInterface } from 'node:readline';
@@ -20,9 +21,18 @@ const VERSION = '0.1.0';
 const env = process.env;
 const home = tarmacHome(env, homedir());
 
+/**
+ * The platform's entry point: beside this file when installed from the packed tarball
+ * (scripts/pack.mjs bundles it as platform.mjs), else the workspace package.
+ */
+function platformEntry(): string {
+  const bundled = fileURLToPath(new URL('./platform.mjs', import.meta.url));
+  return existsSync(bundled) ? bundled : fileURLToPath(import.meta.resolve('@tarmac/platform/main'));
+}
+
 function up(flags: { port?: string; host?: string; home?: string }): Promise<number> {
   return new Promise<number>((resolve) => {
-    const entry = fileURLToPath(import.meta.resolve('@tarmac/platform/main'));
+    const entry = platformEntry();
     const args = [entry];
     for (const [name, value] of Object.entries(flags))
       if (value !== undefined) args.push(`--${name}`, String(value));

@@ -48,3 +48,24 @@ describe('resource table', () => {
     expect(calls).toEqual(['POST /v0/sandboxes', 'PUT /v0/sandboxes/a', 'PUT /v0/agents/a']);
   });
 });
+
+describe('sandbox columns (issue 14 item 9)', () => {
+  const sandboxes = RESOURCE_TYPES.find((t) => t.name === 'sandboxes');
+  const cells = (item: Record<string, unknown>) =>
+    Object.fromEntries((sandboxes?.columns ?? []).map(([header, cell]) => [header, cell(item)]));
+
+  it('shows STANDBY for a deployed sandbox in standby, the status otherwise', () => {
+    const base = { metadata: { name: 'hello' }, spec: {} };
+    expect(cells({ ...base, status: 'DEPLOYED', state: 'STANDBY' }).status).toBe('STANDBY');
+    expect(cells({ ...base, status: 'DEPLOYED', state: 'RUNNING' }).status).toBe('DEPLOYED');
+    expect(cells({ ...base, status: 'DEPLOYING' }).status).toBe('DEPLOYING');
+    expect(cells({ ...base, status: 'TERMINATED', state: 'STANDBY' }).status).toBe('TERMINATED');
+  });
+
+  it('names the image, the base image when the spec names none', () => {
+    expect(cells({ metadata: { name: 'a' }, spec: {} }).image).toBe('tarmac/base:latest');
+    expect(cells({ metadata: { name: 'b' }, spec: { runtime: { image: 'blaxel/py:1' } } }).image).toBe(
+      'blaxel/py:1',
+    );
+  });
+});

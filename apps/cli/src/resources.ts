@@ -42,7 +42,7 @@ function envelopeType(
   aliases: string[],
   kind: string,
   base: string,
-  options: { createFirst?: boolean; extra?: Column[] } = {},
+  options: { createFirst?: boolean; extra?: Column[]; status?: (item: Item) => string } = {},
 ): ResourceType {
   return {
     name,
@@ -50,7 +50,7 @@ function envelopeType(
     kind,
     columns: [
       ['name', (i) => str(meta(i).name)],
-      ['status', (i) => str(i.status)],
+      ['status', options.status ?? ((i) => str(i.status))],
       ...(options.extra ?? []),
       ['age', (i) => age(str(meta(i).createdAt))],
     ],
@@ -74,11 +74,21 @@ function envelopeType(
   };
 }
 
-const image = (i: Item) => str(((i.spec as Item | undefined)?.runtime as Item | undefined)?.image);
+/**
+ * A sandbox created without `spec.runtime.image` runs the engine's base image (packages/engine
+ * images/refs.ts BASE_IMAGE); the column names it rather than staying empty (issue 14 item 9).
+ */
+export const DEFAULT_SANDBOX_IMAGE = 'tarmac/base:latest';
+const image = (i: Item) =>
+  str(((i.spec as Item | undefined)?.runtime as Item | undefined)?.image) || DEFAULT_SANDBOX_IMAGE;
+/** A deployed sandbox in standby shows STANDBY: `status` is the deployment, `state` what it does. */
+const sandboxStatus = (i: Item) =>
+  i.status === 'DEPLOYED' && i.state === 'STANDBY' ? 'STANDBY' : str(i.status);
 
 export const RESOURCE_TYPES: ResourceType[] = [
   envelopeType('sandboxes', ['sandbox', 'sb', 'sbx'], 'Sandbox', '/v0/sandboxes', {
     createFirst: true,
+    status: sandboxStatus,
     extra: [['image', image]],
   }),
   envelopeType('agents', ['agent', 'ag'], 'Agent', '/v0/agents'),

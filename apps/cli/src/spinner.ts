@@ -4,6 +4,8 @@
  */
 export interface Spinner {
   update(text: string): void;
+  /** A line that stays (TTY or not), printed above the spinner. */
+  note(line: string): void;
   succeed(text: string): void;
   fail(): void;
 }
@@ -24,6 +26,10 @@ export function startSpinner(stream: NodeJS.WriteStream, text: string): Spinner 
   return {
     update: (next) => {
       current = next;
+    },
+    note: (line) => {
+      stream.write(`${tty ? '\r\x1b[2K' : ''}${line}\n`);
+      if (tty) draw();
     },
     succeed: (final) => stop(`✓ ${final}`),
     // The error line that follows says why; on a TTY just clear the spinner.

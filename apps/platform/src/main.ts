@@ -3,7 +3,10 @@ import { serve } from '@hono/node-server';
 import { gracefulShutdown } from '@tarmac/server-kit';
 import { openStore } from '@tarmac/store';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import type { Server as HttpServer } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import { homedir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -24,6 +27,8 @@ import { connectionBudget } from './framework/connection-budget.js';
 import { ExtraCaError, loadExtraCaCerts } from './framework/extra-ca-certs.js';
 import { ConnectionGuard, DEFAULT_HTTP_TIMEOUTS } from './framework/connection-guard.js';
 import { raiseFileLimit } from './framework/file-limit.js';
+import { drainOnClose } from './framework/http-drain.js';
+import { portAvailable, portInUseMessage, StartError } from './framework/port-available.js';
 import { PLATFORM_VERSION } from './version.js';
 
 /**
@@ -31,12 +36,24 @@ import { PLATFORM_VERSION } from './version.js';
  * config.ts), opens files and sockets; compose.ts then builds the shared services once and wires
  * the planes (engineering conventions; issue 13). Everything else receives what it needs.
  */
+/**
+ * sandboxd's bundle: beside this file under sandboxd/ when running from the packed CLI tarball
+ * (scripts/pack.mjs), else the workspace package's build.
+ */
+function sandboxdBundlePath(): string {
+  const packed = fileURLToPath(new URL('./sandboxd/sandboxd.bundle.mjs', import.meta.url));
+  return existsSync(packed) ? packed : fileURLToPath(import.meta.resolve('@tarmac/sandboxd/bundle'));
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { port: { type: 'string' }, host: { type: 'string' }, home: { type: 'string' } },
     allowPositionals: false,
   });
   const config = resolveConfig({ flags: values, env: process.env, homedir: homedir() });
+  // Before anything starts (egress proxy, controllers, bridge): a busy port is a one-line error.
+  if (!(await portAvailable(createNetServer, config.host, config.port)))
+    throw new StartError(portInUseMessage(config.host, config.port));
   const logger = pino({ level: config.logLevel, base: { service: 'tarmac' } });
   const connections = config.connections;
   // Descriptors (issue 19 item 7): soft limit up to the hard one, then connection caps that keep
@@ -89,8 +106,7 @@ async function main(): Promise<void> {
     extraCaPem: await loadExtraCaCerts(config.extraCaCerts).catch((err: unknown) => {
       throw err instanceof ExtraCaError ? new ConfigError(`TARMAC_EXTRA_CA_CERTS: ${err.message}`) : err;
     }),
-    sandboxdBundle:
-      config.engine.sandboxdBundle ?? fileURLToPath(import.meta.resolve('@tarmac/sandboxd/bundle')),
+    sandboxdBundle: config.engine.sandboxdBundle ?? sandboxdBundlePath(),
     nodeBinary: process.execPath,
     apiUrl: () => apiUrl,
     boundPort: () => boundPort,
@@ -111,10 +127,20 @@ async function main(): Promise<void> {
     hostname: config.host,
     createServer: platform.createServer,
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
+  const closeHttp = drainOnClose(server as HttpServer, 1500);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', resolve);
+      server.once('error', reject);
+    });
+  } catch (err) {
+    // Taken since the check above: stop what was started, so no proxy or controller outlives us.
+    for (const closer of platform.closers) await closer.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      throw new StartError(portInUseMessage(config.host, config.port));
+    throw err;
+  }
   const address = server.address();
   apiUrl = baseUrl(config, typeof address === 'object' && address ? address.port : config.port);
   boundPort = typeof address === 'object' && address ? address.port : config.port;
@@ -152,22 +178,8 @@ async function main(): Promise<void> {
 
   const shutdown = gracefulShutdown(
     [
-      {
-        name: 'http',
-        close: () =>
-          new Promise<void>((resolve) => {
-            // Keep-alive connections become idle as their in-flight requests finish; close them as
-            // they do, or close() would wait for the clients' keep-alive timeout.
-            const idle = setInterval(() => {
-              if ('closeIdleConnections' in server) server.closeIdleConnections();
-            }, 50);
-            server.close(() => {
-              clearInterval(idle);
-              resolve();
-            });
-            if ('closeIdleConnections' in server) server.closeIdleConnections();
-          }),
-      },
+      // Idle and half-sent connections close at once, requests in flight get 1.5 s (http-drain.ts).
+      { name: 'http', close: closeHttp },
       ...platform.closers,
       { name: 'store', close: () => store.close() },
     ],
@@ -186,6 +198,10 @@ main().catch((err: unknown) => {
   if (err instanceof ConfigError) {
     process.stderr.write(`tarmac: ${err.message}\n`);
     process.exit(2);
+  }
+  if (err instanceof StartError) {
+    process.stderr.write(`tarmac: ${err.message}\n`);
+    process.exit(1);
   }
   process.stderr.write(
     `tarmac: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,

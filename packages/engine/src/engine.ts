@@ -103,6 +103,8 @@ export interface DeleteOptions {
 
 export interface Engine {
   ensureImage(ref: string): Promise<ImageInfo>;
+  /** Whether the image is stored already: false means ensureImage builds it (the base) or fails. */
+  hasImage(ref: string): boolean;
   importImage(tarPath: string, ref: string): Promise<ImageInfo>;
   createSandbox(spec: SandboxSpec): Promise<SandboxInfo>;
   /** Resolves once sandboxd answers /health, rejects after timeoutMs. */

@@ -171,6 +171,10 @@ export class LocalEngine implements Engine {
     return this.images.ensure(ref);
   }
 
+  hasImage(ref: string): boolean {
+    return this.images.present(ref);
+  }
+
   importImage(tarPath: string, ref: string): Promise<ImageInfo> {
     return this.images.import(tarPath, ref);
   }

@@ -12,7 +12,9 @@
 //  - the sandbox gets only an on-link route: no default route, so no egress (a later issue).
 import { createHash } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { CommandRunner } from './runner.js';
+import { BridgeUsers } from './bridge-users.js';
 import { IpLeases } from './ip-leases.js';
 import {
   assertIfname,
@@ -47,6 +49,7 @@ export interface Attachment {
 export class BridgeNetwork {
   readonly subnet: Subnet;
   private readonly leases: IpLeases;
+  private readonly users: BridgeUsers;
   private ready: Promise<void> | undefined;
   /** Whether the host has an IPv6 stack (set by setup; ipv6.disable=1 hosts have none). */
   private ipv6 = true;
@@ -60,6 +63,37 @@ export class BridgeNetwork {
     assertIfname(config.bridge); // it goes verbatim into ip, iptables and nft scripts
     this.subnet = parseSubnet(config.subnet);
     this.leases = new IpLeases(leaseDir, this.subnet);
+    this.users = new BridgeUsers(dirname(leaseDir));
+  }
+
+  /**
+   * On shutdown: the last user of a bridge an engine created removes it with its firewall (chain,
+   * INPUT/FORWARD rules, nft tables) when no sandbox port is left on it (bridge-users.ts).
+   * Returns whether it removed them.
+   */
+  async release(): Promise<boolean> {
+    if (!this.ready) return false;
+    this.ready = undefined;
+    const { bridge } = this.config;
+    if (!this.users.unregister() || !this.users.created()) return false;
+    const ports = await this.runner.run('ip', ['-j', 'link', 'show', 'master', bridge], { allowFail: true });
+    if (ports.code === 0 && (JSON.parse(ports.stdout || '[]') as unknown[]).length > 0) return false;
+    const chain = firewallChain(bridge);
+    for (const rule of firewallRules(bridge)) {
+      // -D removes one copy; an earlier crash may have left more.
+      for (let i = 0; i < 8; i++) {
+        const del = await this.runner.run('iptables', ['-w', '-D', ...rule], { allowFail: true });
+        if (del.code !== 0) break;
+      }
+    }
+    await this.runner.run('iptables', ['-w', '-F', chain], { allowFail: true });
+    await this.runner.run('iptables', ['-w', '-X', chain], { allowFail: true });
+    const table = filterTable(bridge);
+    for (const family of ['bridge', 'ip6'])
+      await this.runner.run('nft', ['delete', 'table', family, table], { allowFail: true });
+    await this.runner.run('ip', ['link', 'del', bridge], { allowFail: true });
+    this.users.forgetCreated();
+    return true;
   }
 
   /** Creates the bridge and firewall rules once per engine instance; idempotent across restarts. */
@@ -165,6 +199,7 @@ export class BridgeNetwork {
 
   private async setup(): Promise<void> {
     const { bridge } = this.config;
+    this.users.register();
     this.ipv6 = existsSync('/proc/sys/net/ipv6');
     const show = await this.runner.run('ip', ['-j', 'link', 'show', bridge], { allowFail: true });
     // A bridge takes the lowest MAC of its ports unless given one, and port MACs are now low
@@ -180,10 +215,11 @@ export class BridgeNetwork {
       keepMac = `link set ${bridge} address ${usableMac(current) ? current : mac}\n`;
     } else {
       // Concurrent engines may race here: -force keeps going past "File exists".
-      await this.runner.run('ip', ['-force', '-batch', '-'], {
+      const add = await this.runner.run('ip', ['-force', '-batch', '-'], {
         input: `link add name ${bridge} address ${mac} type bridge\n`,
         allowFail: true,
       });
+      if (add.code === 0) this.users.markCreated();
     }
     // The gateway needs no IPv6: sandboxes have none, the platform and the egress proxy speak
     // IPv4. Disabled, the bridge has no link-local address to reach host services on, and the
@@ -207,7 +243,7 @@ export class BridgeNetwork {
 
   private async firewall(): Promise<void> {
     const { bridge } = this.config;
-    const chain = `TARMAC-IN-${bridge}`.slice(0, 28);
+    const chain = firewallChain(bridge);
     const allow = (this.config.allowedHostPorts ?? []).map(
       (p) => `-A ${chain} -p tcp -d ${this.subnet.gateway} --dport ${p} -j ACCEPT`,
     );
@@ -223,15 +259,26 @@ export class BridgeNetwork {
         '',
       ].join('\n'),
     });
-    await this.ensureRule(['INPUT', '-i', bridge, '-j', chain]);
-    await this.ensureRule(['FORWARD', '-i', bridge, '-j', 'DROP']);
-    await this.ensureRule(['FORWARD', '-o', bridge, '-j', 'DROP']);
+    for (const rule of firewallRules(bridge)) await this.ensureRule(rule);
   }
 
   private async ensureRule(rule: string[]): Promise<void> {
     const check = await this.runner.run('iptables', ['-w', '-C', ...rule], { allowFail: true });
     if (check.code !== 0) await this.runner.run('iptables', ['-w', '-I', ...rule]);
   }
+}
+
+function firewallChain(bridge: string): string {
+  return `TARMAC-IN-${bridge}`.slice(0, 28);
+}
+
+/** The rules the firewall puts in the host's INPUT and FORWARD chains for one bridge. */
+function firewallRules(bridge: string): string[][] {
+  return [
+    ['INPUT', '-i', bridge, '-j', firewallChain(bridge)],
+    ['FORWARD', '-i', bridge, '-j', 'DROP'],
+    ['FORWARD', '-o', bridge, '-j', 'DROP'],
+  ];
 }
 
 /** Waits for every task (so a cleanup never races one still running), then throws the first error. */

@@ -3,7 +3,7 @@
 // /v0/templates/{templateName}, POST /v0/integrations/connections then POST /v0/functions
 // referencing it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPlatform, type RunningPlatform } from '../support/platform.js';
+import { removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- loose reads
 
@@ -20,6 +20,7 @@ describe('management API: images, templates, connections and functions against t
   }, 120_000);
   afterAll(async () => {
     await p?.stop();
+    if (p) removeHome(p.home); // issue 14 item 9: this home used to stay in /tmp
   });
 
   it('POST /v0/images/{resourceType}/{imageName}/share: same account applies at once; rules 1-2 give 400s', async () => {

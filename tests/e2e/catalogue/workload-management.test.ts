@@ -2,7 +2,7 @@
 // workloads — PUT /v0/models/{name}, PUT /v0/applications/{name}, GET /v0/agents/{name} with
 // show_secrets (workspace admins only), GET /v0/models and /v0/agents paginated from 2026-04-28.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPlatform, type RunningPlatform } from '../support/platform.js';
+import { removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- loose reads
 const PAGED = '2026-04-28';
@@ -30,6 +30,7 @@ describe('management API: workloads against the built platform', () => {
   }, 120_000);
   afterAll(async () => {
     await p?.stop();
+    if (p) removeHome(p.home); // issue 14 item 9: this home used to stay in /tmp
   });
 
   it('PUT /v0/models/{modelName} creates then replaces the model (upsert), with events and status', async () => {

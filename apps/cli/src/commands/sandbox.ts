@@ -22,10 +22,24 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 /** Waits for DEPLOYED with a spinner showing the current status. */
 async function waitDeployed(ctx: CliContext, sandbox: Sandbox, timeoutMs: number): Promise<void> {
   const spinner = startSpinner(ctx.stderr, `Waiting for sandbox ${sandbox.name}`);
+  // The first sandbox on a host waits for the base image build (~45 s): the platform says so in
+  // an event; show it, and the time it has taken (issue 14 item 9).
+  let buildingSince: number | undefined;
   try {
     await sandbox.waitFor('DEPLOYED', {
       timeoutMs,
-      onStatus: (status) => spinner.update(`Waiting for sandbox ${sandbox.name} (${status})`),
+      onStatus: (status) => {
+        const building = sandbox.resource.events?.find((e) => e.type === 'BuildingImage');
+        if (building && buildingSince === undefined) {
+          buildingSince = Date.now();
+          spinner.note(`${building.message}`);
+        }
+        const extra =
+          buildingSince !== undefined && status === 'DEPLOYING'
+            ? `, base image build ${Math.round((Date.now() - buildingSince) / 1000)} s`
+            : '';
+        spinner.update(`Waiting for sandbox ${sandbox.name} (${status}${extra})`);
+      },
     });
     spinner.succeed(`Sandbox ${sandbox.name} is ready`);
   } catch (error) {

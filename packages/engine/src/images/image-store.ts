@@ -147,6 +147,15 @@ export class ImageStore {
     }
   }
 
+  /** Whether `ref` is stored already (ensure() would not build or fail); invalid refs are not. */
+  present(ref: string): boolean {
+    try {
+      return this.has(resolveRef(ref));
+    } catch {
+      return false;
+    }
+  }
+
   private has(ref: string): boolean {
     return existsSync(join(this.dir, refDirName(ref), 'image.json'));
   }

@@ -316,6 +316,9 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
       access.close();
       await controllers.stop();
       await warm?.stop(); // unclaimed members are nobody's: not left running (and reaped) after us
+      // The bridge and its firewall go with the last platform using them, when one created them
+      // and no sandbox is attached (packages/engine bridge-users.ts; issue 14 item 9).
+      await engine.network.release().catch((err: unknown) => d.logger.warn({ err }, 'bridge release failed'));
     },
   };
 }

@@ -13,6 +13,8 @@
  * crash mid-way or a platform restart are all repaired by the next pass (`resync`).
  */
 import {
+  BASE_IMAGE,
+  resolveRef,
   isTransientHostError,
   InsufficientCapacityError,
   SandboxNotFoundError,
@@ -162,6 +164,12 @@ export class SandboxController {
     try {
       if (!info) {
         const spec = await this.engineSpec(row, engineId);
+        // The first sandbox on a host builds the base image (~45 s): say so in the events, which
+        // `tarmac sandbox create` shows while it waits (issue 14 item 9).
+        if (isBaseImage(spec.image) && !this.o.engine.hasImage(spec.image)) {
+          await this.noteBuildingImage(row, spec.image);
+          await this.o.engine.ensureImage(spec.image);
+        }
         info = await this.o.engine.createSandbox(spec).catch(async (err: unknown) => {
           // Pooled sandboxes hold ledger memory nobody uses yet: they give way to a real create.
           if (!(err instanceof InsufficientCapacityError) || !this.o.makeRoom) throw err;
@@ -365,7 +373,7 @@ export class SandboxController {
       else if (sizeMB > allocated.sizeMB) await this.o.engine.growVolume(engineName, sizeMB);
       volumes.push({ volume: engineName, mountPath: v.mountPath, readOnly: v.readOnly ?? false });
     }
-    const wanted = runtime.image ?? 'tarmac/base:latest';
+    const wanted = runtime.image ?? BASE_IMAGE;
     const image = this.o.resolveImage ? await this.o.resolveImage(row.workspace, wanted) : wanted;
     if (image === undefined) throw new Error(`image "${wanted}" is not available in this workspace`);
     return {
@@ -407,6 +415,15 @@ export class SandboxController {
     }
   }
 
+  private async noteBuildingImage(row: SandboxRow, image: string): Promise<void> {
+    const message = `Building the base image ${image} (once per host: Debian packages, about a minute)`;
+    await mutate<SandboxSpecView>(this.o.resources, row.id, (r) =>
+      r.status === 'DEPLOYING'
+        ? { events: [...r.events, event('BuildingImage', 'DEPLOYING', message, this.date())] }
+        : undefined,
+    );
+  }
+
   /** The image's stored size, measured once by the engine; unknown (not billed) if it is gone. */
   private async imageSize(ref: string): Promise<number | undefined> {
     try {
@@ -433,5 +450,14 @@ export class SandboxController {
 
   private date(): Date {
     return new Date(this.now());
+  }
+}
+
+/** The base image under any of its names (blaxel/base-image:latest too); invalid refs are not. */
+function isBaseImage(ref: string): boolean {
+  try {
+    return resolveRef(ref) === BASE_IMAGE;
+  } catch {
+    return false;
   }
 }
