@@ -303,7 +303,11 @@ export class WarmPool {
     }
   }
 
-  private async tellSandboxd(member: PoolMember, env: Record<string, string>, mcpHosts: string[]): Promise<void> {
+  private async tellSandboxd(
+    member: PoolMember,
+    env: Record<string, string>,
+    mcpHosts: string[],
+  ): Promise<void> {
     const res = await fetch(`http://${member.ip}:8080/_tarmac/claim`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', [this.d.tokenHeader]: this.d.token(member.recordId) },
