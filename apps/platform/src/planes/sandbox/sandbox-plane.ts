@@ -29,6 +29,8 @@ import { OpenSessions } from './gateway/open-sessions.js';
 import { PreviewGateway } from './previews/preview-gateway.js';
 import type { RawRoute } from './gateway/listener.js';
 import { SandboxGateway, type SandboxGatewayDeps } from './gateway/sandbox-gateway.js';
+import { StartWaiters } from './gateway/start-waiters.js';
+import { SANDBOX_KIND } from './records/sandbox-record.js';
 import { SANDBOXD_TOKEN_ENV, SANDBOXD_TOKEN_HEADER, type SandboxCredentials } from './sandbox-credentials.js';
 
 export interface SandboxPlaneDeps {
@@ -101,7 +103,13 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
       files: base?.files ?? [],
     };
   };
+  // Requests to a sandbox still starting wait for the controller's word (issue 14 item 1).
+  const starts = new StartWaiters(d.config.startWait?.maxHeld ?? 1000);
+  const unsubscribeStarts = d.changes.subscribe(SANDBOX_KIND, (ref) =>
+    starts.notify(ref.workspace, ref.name),
+  );
   const controllers = startControllers({
+    onRecord: (row) => starts.notify(row.workspace, row.name),
     engine,
     store: d.store,
     changes: d.changes,
@@ -129,6 +137,8 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
     ready: controllers.ready,
     domain: d.config.sandboxDomain,
     sandboxdToken: token,
+    starts,
+    ...(d.config.startWait ? { startWaitMs: d.config.startWait.timeoutMs } : {}),
     ...(d.gatewayIntercept ? { intercept: d.gatewayIntercept } : {}),
   });
   const previews = new PreviewGateway({
@@ -200,6 +210,8 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
       }
     },
     async stop() {
+      unsubscribeStarts();
+      starts.close();
       gateway.close();
       previews.close();
       sessions.close();

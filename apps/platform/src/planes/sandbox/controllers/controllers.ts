@@ -36,6 +36,8 @@ export interface ControllerDeps {
   orphanGraceMs?: number;
   /** How often orphans are looked for besides start and workspace deletion (30 s). */
   orphanIntervalMs?: number;
+  /** Told after each reconcile of a sandbox record (the gateway's start waiters wake on it). */
+  onRecord?: (row: SandboxRow) => void;
   /** Workspace image resolution (SandboxControllerOptions.resolveImage). */
   resolveImage?: SandboxControllerOptions['resolveImage'];
 }
@@ -71,7 +73,10 @@ export function startControllers(deps: ControllerDeps): Controllers {
     ...(deps.revealEnvs ? { revealEnvs: deps.revealEnvs } : {}),
     ...(deps.sandboxDefaults ? { sandboxDefaults: deps.sandboxDefaults } : {}),
     ...(deps.resolveImage ? { resolveImage: deps.resolveImage } : {}),
-    onRecord: (row) => expiry.track(row),
+    onRecord: (row) => {
+      expiry.track(row);
+      deps.onRecord?.(row);
+    },
   });
   const volumes = new VolumeController({ engine: deps.engine, resources, logger: deps.logger });
   const standby = new StandbyController({

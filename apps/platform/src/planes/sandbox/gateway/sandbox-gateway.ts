@@ -18,6 +18,7 @@ import type { LiveSandbox, LiveSandboxes } from '../controllers/live-sandboxes.j
 import { SANDBOX_KIND } from '../records/sandbox-record.js';
 import { AccessCache } from './access-cache.js';
 import { SandboxProxy } from './proxy.js';
+import type { StartWaiters } from './start-waiters.js';
 import { hostTarget, pathTarget, type SandboxTarget } from './sandbox-address.js';
 import type { SandboxRef } from '../../../framework/sandbox-host-label.js';
 
@@ -50,7 +51,17 @@ export interface SandboxGatewayDeps {
   now?: () => number;
   /** The access cache, shared with open-sessions.ts and fed revocations (issue 19 item 10). */
   access?: AccessCache;
+  /**
+   * Holds requests to a sandbox that is still starting until it is live (issue 14 item 1;
+   * start-waiters.ts). Without it such requests get 503 at once.
+   */
+  starts?: StartWaiters;
+  /** Longest a request is held for a starting sandbox (TARMAC_SANDBOX_START_WAIT_SECONDS). */
+  startWaitMs?: number;
 }
+
+/** Default bound of a held request: covers a first base-image build (~45 s, issue 14) twice over. */
+export const DEFAULT_START_WAIT_MS = 120_000;
 
 class GatewayError extends Error {
   constructor(
@@ -80,8 +91,9 @@ export class SandboxGateway {
   async handle(req: IncomingMessage, res: ServerResponse, target: SandboxTarget): Promise<void> {
     let entry: LiveSandbox;
     try {
-      entry = await this.admit(req, target);
+      entry = await this.admit(req, target, closedSignal(res));
     } catch (err) {
+      if (res.destroyed) return; // the caller left while held
       return this.fail(res, err);
     }
     entry.inflight++;
@@ -100,8 +112,9 @@ export class SandboxGateway {
   async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: SandboxTarget): Promise<void> {
     let entry: LiveSandbox;
     try {
-      entry = await this.admit(req, target);
+      entry = await this.admit(req, target, closedSignal(socket));
     } catch (err) {
+      if (socket.destroyed) return;
       const status = err instanceof GatewayError ? err.status : 500;
       const body = JSON.stringify({ error: err instanceof Error ? err.message : 'internal error' });
       socket.end(
@@ -152,7 +165,7 @@ export class SandboxGateway {
   }
 
   /** Authenticates, finds the live sandbox, and resumes it: everything before the first byte out. */
-  private async admit(req: IncomingMessage, target: SandboxTarget): Promise<LiveSandbox> {
+  private async admit(req: IncomingMessage, target: SandboxTarget, gone: AbortSignal): Promise<LiveSandbox> {
     const token = bearer(req);
     if (!token)
       throw new GatewayError(401, 'Missing bearer token: send "Authorization: Bearer <API key or JWT>"');
@@ -166,7 +179,7 @@ export class SandboxGateway {
       await this.d.ready.catch(() => undefined);
       entry = this.d.live.get(found.workspace, found.name);
     }
-    entry ??= await this.notLive(found.workspace, found.name);
+    entry ??= await this.untilLive(found.workspace, found.name, gone);
     try {
       this.d.touch(entry);
     } catch (err) {
@@ -212,14 +225,55 @@ export class SandboxGateway {
     return row !== undefined && (orEnded || !row.terminatedAt);
   }
 
-  /** Why a sandbox the caller may see is not reachable: 404 when gone, 503 while not DEPLOYED. */
-  private async notLive(workspace: string, name: string): Promise<never> {
-    const row = await this.d.store.resources.get(workspace, SANDBOX_KIND, name);
-    if (!row || row.terminatedAt) throw new GatewayError(404, `sandbox ${name} not found`);
-    if (row.status === 'DEPLOYING' || row.status === 'DEPLOYED') {
-      throw new GatewayError(503, `sandbox ${name} is starting; retry shortly`);
+  /**
+   * The sandbox once it is live (issue 14 item 1): a sandbox still DEPLOYING (or DEPLOYED and not
+   * registered yet) holds the request until the controller reports it live, it FAILED (503 at once
+   * with the failure's reason), it is deleted (404) or the start wait runs out (503). Each wake-up
+   * comes from a notice about this sandbox (start-waiters.ts), never from a timer loop.
+   */
+  private async untilLive(workspace: string, name: string, gone: AbortSignal): Promise<LiveSandbox> {
+    const now = this.d.now ?? Date.now;
+    const waitMs = this.d.startWaitMs ?? DEFAULT_START_WAIT_MS;
+    const deadline = now() + waitMs;
+    const starts = this.d.starts;
+    let held = false;
+    try {
+      for (;;) {
+        const watch = starts?.watch(workspace, name); // before the read: no notice is lost
+        try {
+          const entry = this.d.live.get(workspace, name);
+          if (entry) return entry;
+          const row = await this.d.store.resources.get(workspace, SANDBOX_KIND, name);
+          if (!row || row.terminatedAt) throw new GatewayError(404, `sandbox ${name} not found`);
+          if (row.status === 'FAILED') {
+            const why = [...(row.events ?? [])].reverse().find((e) => e.status === 'FAILED')?.message;
+            throw new GatewayError(503, `sandbox ${name} FAILED${why ? `: ${why}` : ''}`);
+          }
+          if (row.status !== 'DEPLOYING' && row.status !== 'DEPLOYED') {
+            throw new GatewayError(503, `sandbox ${name} is ${row.status ?? 'not running'}`);
+          }
+          if (!watch) throw new GatewayError(503, `sandbox ${name} is starting; retry shortly`);
+          if (!held && !(held = starts!.hold())) {
+            throw new GatewayError(
+              503,
+              `sandbox ${name} is starting and ${starts!.maxHeld} requests already wait for sandboxes to start; retry shortly`,
+            );
+          }
+          const left = deadline - now();
+          if (left <= 0 || gone.aborted) {
+            throw new GatewayError(
+              503,
+              `sandbox ${name} is still starting after ${Math.round(waitMs / 1000)} s; retry shortly`,
+            );
+          }
+          await watch.next(left, gone);
+        } finally {
+          watch?.cancel();
+        }
+      }
+    } finally {
+      if (held) starts!.release();
     }
-    throw new GatewayError(503, `sandbox ${name} is ${row.status ?? 'not running'}`);
   }
 
   private fail(res: ServerResponse, err: unknown): void {
@@ -231,6 +285,13 @@ export class SandboxGateway {
     if (status === 503) headers['retry-after'] = '1';
     res.writeHead(status, headers).end(JSON.stringify({ error: message }));
   }
+}
+
+/** Aborts when the caller's response or socket closes (a held request of a caller who left). */
+function closedSignal(stream: { once(event: 'close', f: () => void): unknown }): AbortSignal {
+  const controller = new AbortController();
+  stream.once('close', () => controller.abort());
+  return controller.signal;
 }
 
 function bearer(req: IncomingMessage): string | undefined {
