@@ -6,6 +6,7 @@ import {
   computeStorageRoutes,
   computeStorageServices,
   registerComputeStorageRoutes,
+  type ComputeStorageDeps,
 } from './planes/sandbox/compute-storage.js';
 import { DEFAULT_HOSTS, type HostConfig } from './framework/hosts.js';
 import { driveTokenSigner } from './planes/identity/auth/drive-token.js';
@@ -55,6 +56,8 @@ export interface PlatformDeps {
   validateImage?: (ref: string, workspace: string) => Promise<boolean>;
   /** Most memory (MB) one sandbox can have: the engine's capacity (400 on spec.runtime.memory above). */
   maxSandboxMemoryMB?: number;
+  /** The sandbox controller's notices about one sandbox (SandboxServiceDeps.watchSandbox). */
+  watchSandbox?: ComputeStorageDeps['watchSandbox'];
   /** USD per unit of each billing dimension (planes/metering/prices.ts); defaults when absent. */
   prices?: PriceTable;
 }
@@ -132,6 +135,7 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
       signDriveToken: driveTokenSigner(deps.signingKey, 'tarmac', nowMs),
       ...(deps.validateImage ? { validateImage: deps.validateImage } : {}),
       ...(deps.maxSandboxMemoryMB !== undefined ? { maxSandboxMemoryMB: deps.maxSandboxMemoryMB } : {}),
+      ...(deps.watchSandbox ? { watchSandbox: deps.watchSandbox } : {}),
     }),
   );
   registerWorkloadCatalogueRoutes(

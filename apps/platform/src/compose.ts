@@ -119,6 +119,8 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       validateImage: (ref, workspace) => sandboxPlane.validateImage(ref, workspace),
       // A sandbox asking more memory than the engine can ever commit is a 400 (issue 19 item 13).
       maxSandboxMemoryMB: sandboxPlane.memoryCapacityMB,
+      // A re-create of a name being deleted waits for the teardown (issue 14 item 2).
+      watchSandbox: (workspace, name) => sandboxPlane.watchSandbox(workspace, name),
       store,
       logger,
       signingKey: r.signingKey,

@@ -6,7 +6,7 @@ import { registerDriveRoutes } from './drives/drives.routes.js';
 import { PreviewsService } from './previews/previews.service.js';
 import { registerPreviewRoutes } from './previews/previews.routes.js';
 import { registerSandboxRoutes } from './records/sandboxes.routes.js';
-import { SandboxesService } from './records/sandboxes.service.js';
+import { SandboxesService, type SandboxServiceDeps } from './records/sandboxes.service.js';
 import { registerVolumeRoutes } from './volumes/volumes.routes.js';
 import { VolumesService } from './volumes/volumes.service.js';
 import type { CollectionDeps } from '../../framework/collection.js';
@@ -21,6 +21,8 @@ export interface ComputeStorageDeps extends CollectionDeps {
   validateImage?: (ref: string, workspace: string) => Promise<boolean>;
   /** SandboxServiceDeps.maxMemoryMB. */
   maxSandboxMemoryMB?: number;
+  /** SandboxServiceDeps.watchSandbox. */
+  watchSandbox?: SandboxServiceDeps['watchSandbox'];
   signDriveToken: DriveTokenSigner;
 }
 
@@ -34,6 +36,7 @@ export function computeStorageServices(deps: ComputeStorageDeps) {
     volumes,
     ...(deps.validateImage ? { validateImage: deps.validateImage } : {}),
     ...(deps.maxSandboxMemoryMB !== undefined ? { maxMemoryMB: deps.maxSandboxMemoryMB } : {}),
+    ...(deps.watchSandbox ? { watchSandbox: deps.watchSandbox } : {}),
     onDelete: (workspace, name) => late.previews?.removeAllOf(workspace, name) ?? Promise.resolve(),
   });
   const previews = (late.previews = new PreviewsService(deps, sandboxes));

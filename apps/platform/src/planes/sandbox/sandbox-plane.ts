@@ -29,7 +29,7 @@ import { OpenSessions } from './gateway/open-sessions.js';
 import { PreviewGateway } from './previews/preview-gateway.js';
 import type { RawRoute } from './gateway/listener.js';
 import { SandboxGateway, type SandboxGatewayDeps } from './gateway/sandbox-gateway.js';
-import { StartWaiters } from './gateway/start-waiters.js';
+import { StartWaiters, type StartWaiter } from './gateway/start-waiters.js';
 import { SANDBOX_KIND } from './records/sandbox-record.js';
 import { SANDBOXD_TOKEN_ENV, SANDBOXD_TOKEN_HEADER, type SandboxCredentials } from './sandbox-credentials.js';
 
@@ -72,6 +72,8 @@ export interface SandboxPlane {
   sessions: OpenSessions;
   /** Raw-body management routes served at the listener (POST /v0/images/import). */
   rawRoutes: RawRoute[];
+  /** Notices about one sandbox from its controller (a re-create waits out a delete with it). */
+  watchSandbox(workspace: string, name: string): StartWaiter;
   /** For the sandboxes module: false for an image the workspace cannot run (400 INVALID_IMAGE). */
   validateImage(ref: string, workspace: string): Promise<boolean>;
   stop(): Promise<void>;
@@ -198,6 +200,7 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
     previews,
     sessions,
     rawRoutes: [imageImport],
+    watchSandbox: (workspace, name) => starts.watch(workspace, name),
     async validateImage(ref, workspace) {
       const engineRef = await d.images.resolve(workspace, ref);
       if (engineRef === undefined) return false;

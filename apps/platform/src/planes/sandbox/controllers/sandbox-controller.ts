@@ -279,6 +279,7 @@ export class SandboxController {
       r.status === 'DELETING'
         ? {
             status: 'TERMINATED',
+            state: null,
             terminatedAt: at,
             events: [...r.events, event('Deletion', 'TERMINATED', 'Sandbox deleted', this.date())],
           }

@@ -73,12 +73,47 @@ describe.each(testDatabases(process.env))('sandboxes over HTTP ($name)', (databa
     const gone = await p.call('POST', '/v0/sandboxes?createIfNotExist=true', sandbox('web'));
     expect(gone.status).toBe(409);
     const row = (await p.store.resources.get('default', 'sandbox', 'web'))!;
-    for (const status of ['FAILED', 'TERMINATED']) {
-      await p.store.resources.update(row.id, { status });
-      expect((await p.call('POST', '/v0/sandboxes?createIfNotExist=true', sandbox('web'))).status).toBe(409);
-    }
+    await p.store.resources.update(row.id, { status: 'FAILED' });
+    expect((await p.call('POST', '/v0/sandboxes?createIfNotExist=true', sandbox('web'))).status).toBe(409);
     await p.store.resources.update(row.id, { status: 'DEPLOYED' });
     expect((await p.call('POST', '/v0/sandboxes?createIfNotExist=true', sandbox('web'))).status).toBe(200);
+  });
+
+  // Issue 14 item 2: the README tour run twice, and the vendor SDK's createIfNotExists after a delete.
+  it('a deleted name is free at once: a TERMINATED record does not block, and shows no state', async () => {
+    await p.call('POST', '/v0/sandboxes', sandbox('hello'));
+    const row = (await p.store.resources.get('default', 'sandbox', 'hello'))!;
+    await p.store.resources.update(row.id, { status: 'DEPLOYED', state: 'RUNNING' });
+    await p.call('DELETE', '/v0/sandboxes/hello');
+    // What the controller writes once the container is gone.
+    await p.store.resources.update(row.id, {
+      status: 'TERMINATED',
+      state: null,
+      terminatedAt: new Date().toISOString(),
+    });
+    const ended = await p.call('GET', '/v0/sandboxes/hello');
+    expect([ended.body.status, ended.body.state]).toEqual(['TERMINATED', undefined]);
+    for (const query of ['', '?createIfNotExist=true']) {
+      const again = await p.call('POST', `/v0/sandboxes${query}`, sandbox('hello'));
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+      expect(again.body.status).toBe('DEPLOYING');
+      const got = await p.call('GET', '/v0/sandboxes/hello');
+      expect(got.body.status).toBe('DEPLOYING');
+      await p.call('DELETE', '/v0/sandboxes/hello');
+      const current = (await p.store.resources.get('default', 'sandbox', 'hello'))!;
+      expect(current.id).not.toBe(row.id);
+      await p.store.resources.update(current.id, {
+        status: 'TERMINATED',
+        terminatedAt: new Date().toISOString(),
+      });
+    }
+  });
+
+  // Issue 14 item 8: spec "POST /v0/sandboxes → sandbox with events, expiresIn, lastUsedAt, state, status".
+  it('the create response carries state and lastUsedAt', async () => {
+    const { body } = await p.call('POST', '/v0/sandboxes', sandbox('fresh'));
+    expect(body.state).toBe('RUNNING');
+    expect(body.lastUsedAt).toBe(body.metadata.createdAt);
   });
 
   it('creates a sandbox without a name (the vendor SDK may omit it)', async () => {

@@ -53,9 +53,37 @@ export interface SandboxServiceDeps extends CollectionDeps {
    * total (host memory x overcommit, LocalEngine.memoryCapacityMB). Unbounded when absent.
    */
   maxMemoryMB?: number;
+  /**
+   * Listens for the sandbox controller's next word about one sandbox (gateway/start-waiters.ts):
+   * a create of a name whose previous sandbox is still being torn down waits for it with this
+   * (issue 14 item 2). Without it such a create is a 409 until the teardown ends.
+   */
+  watchSandbox?: (workspace: string, name: string) => SandboxWatch;
   /** Runs when a sandbox's deletion is requested (its previews and their tokens go with it). */
   onDelete?: (workspace: string, name: string) => Promise<void>;
 }
+
+/** One listener for notices about a sandbox (gateway/start-waiters.ts StartWaiter). */
+export interface SandboxWatch {
+  next(ms: number): Promise<void>;
+  cancel(): void;
+}
+
+/**
+ * `state` of a sandbox that has or is about to have a container (issue 14 items 2 and 8): a
+ * DEPLOYED one's as the controllers keep it; a DEPLOYING one is RUNNING once up, and requests to it
+ * are held until then (gateway/start-waiters.ts), so the create response says RUNNING; an ended or
+ * failed one has none (a TERMINATED record showed `state: RUNNING`).
+ */
+function stateOf(row: ResourceRow<SandboxSpec>): Pick<Sandbox, 'state'> {
+  const stored = row.state === 'RUNNING' || row.state === 'STANDBY' ? row.state : undefined;
+  if (row.status === 'DEPLOYED') return stored ? { state: stored } : {};
+  if (row.status === 'DEPLOYING') return { state: stored ?? 'RUNNING' };
+  return {};
+}
+
+/** Longest a create waits for the previous sandbox of its name to finish deleting. */
+const REUSE_WAIT_MS = 60_000;
 
 interface ListQuery {
   status?: string[] | undefined;
@@ -76,7 +104,9 @@ export class SandboxesService {
 
   view(row: ResourceRow<SandboxSpec>, secrets: SecretView = 'mask'): Sandbox {
     const expiresIn = sandboxExpiresIn(row, this.deps.now());
-    const lastUsedAt = row.system.lastUsedAt;
+    // Never used yet: its creation is its last use (the create response carries it: spec
+    // "sandbox with events, expiresIn, lastUsedAt, state, status"; issue 14 item 8).
+    const lastUsedAt = row.system.lastUsedAt ?? row.createdAt;
     return {
       metadata: envelopeMetadata(row, sandboxUrl(this.deps.hosts, row.workspace, row.name, row.spec.region)),
       spec: viewSandboxSpec(
@@ -87,7 +117,7 @@ export class SandboxesService {
       ),
       events: eventsOf(row),
       status: (row.status ?? 'DEPLOYING') as Sandbox['status'],
-      ...(row.state === 'RUNNING' || row.state === 'STANDBY' ? { state: row.state } : {}),
+      ...stateOf(row),
       ...(expiresIn !== undefined ? { expiresIn } : {}),
       ...(typeof lastUsedAt === 'string' ? { lastUsedAt } : {}),
       ...(row.terminatedAt ? { terminatedAt: row.terminatedAt } : {}),
@@ -117,10 +147,9 @@ export class SandboxesService {
     createIfNotExist = false,
   ): Promise<Sandbox> {
     const name = body.metadata.name ?? `sandbox-${randomBytes(4).toString('hex')}`;
-    const existing = await this.col.find(ws.name, name);
+    const existing = await this.previousOf(ws.name, name);
     if (existing) {
-      if (createIfNotExist && !existing.terminatedAt && !GONE.has(existing.status ?? ''))
-        return this.view(existing);
+      if (createIfNotExist && !GONE.has(existing.status ?? '')) return this.view(existing);
       throw this.alreadyExists(ws.name, name);
     }
     const spec: SandboxSpec = { ...body.spec, region: body.spec.region ?? this.deps.hosts.region };
@@ -230,6 +259,32 @@ export class SandboxesService {
     });
     await this.deps.onDelete?.(ws.name, name);
     return this.view(row);
+  }
+
+  /**
+   * The sandbox that holds this name, if any (issue 14 item 2: a deleted name is free at once).
+   * One being deleted is waited for (bounded, woken by the controller's notices), and a
+   * TERMINATED record — kept a while only so lists with showTerminated can show it — is removed
+   * so the new sandbox can take its name; its usage is charged by the meter up to its removal.
+   */
+  private async previousOf(workspace: string, name: string): Promise<ResourceRow<SandboxSpec> | undefined> {
+    const deadline = this.deps.now().getTime() + REUSE_WAIT_MS;
+    for (;;) {
+      const watch = this.deps.watchSandbox?.(workspace, name); // before the read: no notice lost
+      try {
+        const row = await this.col.find(workspace, name);
+        if (!row) return undefined;
+        if (row.terminatedAt) {
+          await this.col.remove(row);
+          return undefined;
+        }
+        const left = deadline - this.deps.now().getTime();
+        if (row.status !== 'DELETING' || !watch || left <= 0) return row;
+        await watch.next(left);
+      } finally {
+        watch?.cancel();
+      }
+    }
   }
 
   private alreadyExists(workspace: string, name: string): ApiError {
