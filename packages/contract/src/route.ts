@@ -31,6 +31,13 @@ export interface RouteSpec {
   readonly response: z.ZodType;
   /** Paginated list: a `{data, meta}` envelope from 2026-04-28, a bare array before. */
   readonly paginated?: boolean;
+  /**
+   * A list the reference's "Pagination" sentence does not name (control-plane.md: agents,
+   * functions, models, jobs, applications, sandboxes, volumes, drives, policies, job executions,
+   * execution tasks, sandbox schedules): a bare array under every version (issue 14 item 3; the
+   * vendor SDK maps these bodies as arrays). The handler still pages; every page is fetched.
+   */
+  readonly bareList?: boolean;
   /** 204 answers with no body (e.g. declining a pending image share, reference §0). */
   readonly successStatus?: 200 | 202 | 204;
   /** Error statuses worth documenting beyond the ones every route can return. */
