@@ -304,6 +304,36 @@ describe.each(testDatabases(process.env))('sandboxes over HTTP ($name)', (databa
     expect(retentionOnly.body.expiresIn).toBeUndefined();
   });
 
+  // Issue 14 item 5: the vendor SDK's updateTtl(null) / updateLifecycle(null) PUT the sandbox it
+  // read back (status, events, state... included) with `ttl: null` / `lifecycle: null`.
+  it('null clears ttl, expires, lifecycle and network on PUT', async () => {
+    const made = await p.call(
+      'POST',
+      '/v0/sandboxes',
+      sandbox('t', {
+        runtime: { image: 'base:latest', memory: 2048, ttl: '1h', expires: '2099-01-01T00:00:00Z' },
+        lifecycle: { expirationPolicies: [{ type: 'ttl-idle', value: '5m' }] },
+      }),
+    );
+    expect(made.body.expiresIn).toBeGreaterThan(0);
+    const body = made.body;
+    const cleared = await p.call('PUT', '/v0/sandboxes/t', {
+      ...body,
+      spec: {
+        ...body.spec,
+        lifecycle: null,
+        network: null,
+        runtime: { ...body.spec.runtime, ttl: null, expires: null },
+      },
+    });
+    expect(cleared.status, JSON.stringify(cleared.body)).toBe(200);
+    expect(cleared.body.expiresIn).toBeUndefined();
+    expect(cleared.body.spec.runtime.ttl).toBeUndefined();
+    expect(cleared.body.spec.runtime.expires).toBeUndefined();
+    expect(cleared.body.spec.lifecycle).toBeUndefined();
+    expect((await p.call('GET', '/v0/sandboxes/t')).body.spec.runtime).not.toHaveProperty('ttl');
+  });
+
   it('DELETE marks DELETING and returns the sandbox; the controller terminates', async () => {
     await p.call('POST', '/v0/sandboxes', sandbox('web'));
     const deleted = await p.call('DELETE', '/v0/sandboxes/web');

@@ -82,6 +82,17 @@ function stateOf(row: ResourceRow<SandboxSpec>): Pick<Sandbox, 'state'> {
   return {};
 }
 
+/**
+ * The spec with every `null` field removed: null means "clear it" (issue 14 item 5: the vendor
+ * SDK's updateTtl(null) and updateLifecycle(null)), and a cleared field is an absent one.
+ */
+function withoutNulls(spec: SandboxSpec): SandboxSpec {
+  const drop = <T extends object>(o: T): T =>
+    Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null)) as T;
+  const out = drop(spec);
+  return out.runtime ? { ...out, runtime: drop(out.runtime) } : out;
+}
+
 /** Longest a create waits for the previous sandbox of its name to finish deleting. */
 const REUSE_WAIT_MS = 60_000;
 
@@ -152,7 +163,10 @@ export class SandboxesService {
       if (createIfNotExist && !GONE.has(existing.status ?? '')) return this.view(existing);
       throw this.alreadyExists(ws.name, name);
     }
-    const spec: SandboxSpec = { ...body.spec, region: body.spec.region ?? this.deps.hosts.region };
+    const spec: SandboxSpec = withoutNulls({
+      ...body.spec,
+      region: body.spec.region ?? this.deps.hosts.region,
+    });
     checkNetwork(spec);
     this.checkMemory(spec);
     await this.checkImage(ws.name, name, spec);
@@ -208,10 +222,10 @@ export class SandboxesService {
       if ((row.terminatedAt || GONE.has(row.status ?? '')) && row.status !== 'FAILED') {
         throw conflict(`Sandbox "${name}" is being deleted (${row.status ?? ''})`);
       }
-      const spec: SandboxSpec = {
+      const spec: SandboxSpec = withoutNulls({
         ...body.spec,
         region: body.spec.region ?? row.spec.region ?? this.deps.hosts.region,
-      };
+      });
       if (spec.region !== row.spec.region) {
         throw invalidField('spec.region', `is immutable after creation (is "${row.spec.region ?? ''}")`);
       }
