@@ -21,7 +21,8 @@ export default defineConfig({
           // eventsource-parser (used by the MCP SDK's client, tests/e2e/sandbox-api) exports its
           // TypeScript sources under our "source" condition; inlining the SDK and it lets Vite
           // transform that .ts instead of handing it to Node.
-          server: { deps: { inline: ['@modelcontextprotocol/sdk', 'eventsource-parser'] } },
+          // @blaxel/core (tests/e2e/sdk/blaxel-core.test.ts) imports both.
+          server: { deps: { inline: ['@modelcontextprotocol/sdk', 'eventsource-parser', '@blaxel/core'] } },
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },

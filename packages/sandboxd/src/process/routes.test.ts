@@ -299,14 +299,17 @@ describe('POST|DELETE /process/{id}/stdin', () => {
     await until(async () => (await call(t.base, 'GET', '/process/echoer')).body.status === 'completed');
     expect((await call(t.base, 'GET', '/process/echoer')).body.stdout).toBe('hello\n{"}\n[eof]\n');
     const late = await stdin('echoer', 'more');
-    expect([late.status, (await late.json()).error]).toEqual([409, 'stdin of process echoer is closed']);
+    expect([late.status, ((await late.json()) as any).error]).toEqual([
+      409,
+      'stdin of process echoer is closed',
+    ]);
   });
 
   it('409 without stdin, 404 for an unknown process, 413 above 8 MiB', async () => {
     await exec({ command: 'sleep 5', name: 'no-stdin' });
     const none = await stdin('no-stdin', 'x');
     expect(none.status).toBe(409);
-    expect((await none.json()).error).toContain('has no stdin');
+    expect(((await none.json()) as any).error).toContain('has no stdin');
     expect((await stdin('no-stdin', '', 'DELETE')).status).toBe(409);
     expect((await stdin('nobody', 'x')).status).toBe(404);
     await exec({ command: 'cat > /dev/null', name: 'big', stdin: true });
@@ -322,7 +325,7 @@ describe('POST|DELETE /process/{id}/stdin', () => {
     await exec({ command: 'sleep 30', name: 'deaf', stdin: true });
     const res = await stdin('deaf', Buffer.alloc(4 * 1024 * 1024, 0x62));
     expect(res.status).toBe(503);
-    expect((await res.json()).error).toBe('process deaf stopped reading its stdin');
+    expect(((await res.json()) as any).error).toBe('process deaf stopped reading its stdin');
     await call(t.base, 'DELETE', '/process/deaf/kill');
   }, 30_000);
 });

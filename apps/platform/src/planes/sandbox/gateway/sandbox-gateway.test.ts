@@ -282,6 +282,8 @@ describe('sandbox gateway', () => {
           status: 'FAILED',
           message: 'Could not start: image "x" is gone',
           time: new Date().toISOString(),
+          revision: '',
+          canaryRevision: '',
         },
       ],
     });
