@@ -1,4 +1,4 @@
-import { billingRoutes, coreRoutes, type RouteSpec } from '@tarmac/contract';
+import { billingRoutes, coreRoutes, imageImportRoutes, type RouteSpec } from '@tarmac/contract';
 import { createManagementApp, CursorCodec, type RouteDeps } from '@tarmac/server-kit';
 import type { Store } from '@tarmac/store';
 import type { Logger } from 'pino';
@@ -62,6 +62,13 @@ export interface PlatformDeps {
   prices?: PriceTable;
 }
 
+/**
+ * Management routes the node listener serves before the management app (raw bodies: POST
+ * /v0/images/import, planes/sandbox/gateway/image-import.ts); documented with the rest (issue 14
+ * item 8: the import was missing from the OpenAPI document).
+ */
+export const listenerRoutes: readonly RouteSpec[] = Object.values(imageImportRoutes);
+
 /** Every route the management plane serves, in OpenAPI order. */
 export const managementRoutes: readonly RouteSpec[] = [
   ...Object.values(coreRoutes),
@@ -91,7 +98,7 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
   const app = createManagementApp({ logger: deps.logger });
   registerOpsRoutes(app, routeDeps, {
     ping: () => deps.store.ping(),
-    routes: managementRoutes,
+    routes: [...managementRoutes, ...listenerRoutes],
     version: deps.version,
     apiUrl: deps.apiUrl,
   });

@@ -121,6 +121,16 @@ function operationOf(route: RouteSpec, collector: SchemaCollector) {
       ...(route.auth === 'workspace' ? workspaceParameters : []),
       versionParameter,
     ],
+    ...(route.rawBody
+      ? {
+          requestBody: {
+            required: true,
+            content: Object.fromEntries(
+              route.rawBody.map((type) => [type, { schema: { type: 'string', format: 'binary' } }]),
+            ),
+          },
+        }
+      : {}),
     ...(bodySchema
       ? {
           requestBody: {

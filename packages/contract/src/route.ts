@@ -27,6 +27,11 @@ export interface RouteSpec {
   readonly query?: z.ZodObject;
   readonly body?: z.ZodType;
   readonly bodyEncoding?: 'json' | 'form-or-json';
+  /**
+   * A raw (non-JSON) request body of these media types, read by the handler itself (e.g. the image
+   * archive of POST /v0/images/import); documented as binary.
+   */
+  readonly rawBody?: readonly string[];
   /** Schema of one success body; for paginated routes, of one item. */
   readonly response: z.ZodType;
   /** Paginated list: a `{data, meta}` envelope from 2026-04-28, a bare array before. */
