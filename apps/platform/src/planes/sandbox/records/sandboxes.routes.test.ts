@@ -109,6 +109,27 @@ describe.each(testDatabases(process.env))('sandboxes over HTTP ($name)', (databa
     }
   });
 
+  // Issue 14 item 8: what the platform cannot apply is a 400 naming the field, not stored and ignored.
+  it('vpc other than "default" and extraArgs flags "enabled" are 400 naming the field', async () => {
+    const vpc = await p.call('POST', '/v0/sandboxes', sandbox('v', { vpc: 'corp' }));
+    expect([vpc.status, vpc.body.details?.[0]?.field]).toEqual([400, 'spec.vpc']);
+    expect((await p.call('POST', '/v0/sandboxes', sandbox('v', { vpc: 'default' }))).status).toBe(200);
+    for (const flag of ['iptables', 'nfs', 'tun']) {
+      const res = await p.call(
+        'POST',
+        '/v0/sandboxes',
+        sandbox(`x-${flag}`, { runtime: { image: 'base:latest', extraArgs: { [flag]: 'enabled' } } }),
+      );
+      expect([res.status, res.body.details?.[0]?.field]).toEqual([400, `spec.runtime.extraArgs.${flag}`]);
+    }
+    const off = await p.call(
+      'POST',
+      '/v0/sandboxes',
+      sandbox('off', { runtime: { image: 'base:latest', extraArgs: { tun: 'disabled' } } }),
+    );
+    expect(off.status).toBe(200);
+  });
+
   // Issue 14 item 8: spec "POST /v0/sandboxes → sandbox with events, expiresIn, lastUsedAt, state, status".
   it('the create response carries state and lastUsedAt', async () => {
     const { body } = await p.call('POST', '/v0/sandboxes', sandbox('fresh'));

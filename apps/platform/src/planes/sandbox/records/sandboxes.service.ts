@@ -31,6 +31,7 @@ export { SANDBOX_KIND } from '../../../framework/kinds.js';
  * 400 naming the field, never silently ignored.
  */
 function checkNetwork(spec: SandboxSpec): void {
+  checkApplicable(spec);
   const issues = validateNetworkSpec(spec.network);
   const first = issues[0];
   if (!first) return;
@@ -38,6 +39,28 @@ function checkNetwork(spec: SandboxSpec): void {
   throw new ApiError('validation_error', `${field(first.path)}: ${first.message}`, {
     details: issues.map((i) => ({ field: field(i.path), message: i.message })),
   });
+}
+
+/**
+ * Fields this platform cannot apply are a 400 naming them, never stored and ignored (issue 14
+ * item 8): there is one network (no VPCs), and sandboxes get no extra kernel capabilities, so the
+ * extraArgs flags can only be `disabled` (what every sandbox already is).
+ */
+function checkApplicable(spec: SandboxSpec): void {
+  if (spec.vpc !== undefined && spec.vpc !== 'default') {
+    throw invalidField(
+      'spec.vpc',
+      'must be "default": this platform has no VPCs (egress is set with spec.network)',
+    );
+  }
+  for (const [flag, value] of Object.entries(spec.runtime?.extraArgs ?? {})) {
+    if (value === 'enabled') {
+      throw invalidField(
+        `spec.runtime.extraArgs.${flag}`,
+        'enabled is not available on this platform: sandboxes run without the capabilities it needs',
+      );
+    }
+  }
 }
 
 /** Kind string of sandbox records in the resources table (contract with the controller: README.md). */
