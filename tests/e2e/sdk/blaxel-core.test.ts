@@ -62,6 +62,45 @@ describe.skipIf(missing !== null)('the vendor SDK @blaxel/core 0.3.21 against th
     expect(await stopTestPlatform(platform)).toEqual([]);
   }, 180_000);
 
+  // Item 8: `spec.enabled: false` was stored and ignored.
+  it('spec.enabled: false stops serving a sandbox (DEACTIVATED, 503 saying so); true serves it again as it was', async () => {
+    const sandbox = await bl.SandboxInstance.create({ name: 'toggle', image: IMAGE, memory: 512 });
+    await sandbox.fs.write('/tmp/kept.txt', 'kept while disabled');
+    const put = async (enabled: boolean) => {
+      const current = (await (await platform.api('/v0/sandboxes/toggle')).json()) as {
+        metadata: object;
+        spec: object;
+      };
+      const res = await platform.api('/v0/sandboxes/toggle', {
+        method: 'PUT',
+        body: JSON.stringify({ metadata: current.metadata, spec: { ...current.spec, enabled } }),
+      });
+      expect(res.status, await res.clone().text()).toBe(200);
+    };
+    const until = async (status: string) => {
+      for (let i = 0; i < 600; i++) {
+        const s = (await (await platform.api('/v0/sandboxes/toggle')).json()) as { status: string };
+        if (s.status === status) return;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`toggle never ${status}`);
+    };
+    const direct = () =>
+      fetch(`${platform.url}/${platform.credentials.workspace}/sandboxes/toggle/filesystem/tmp/kept.txt`, {
+        headers: { authorization: `Bearer ${platform.credentials.apiKey}` },
+      });
+    await put(false);
+    await until('DEACTIVATED');
+    const refused = await direct();
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toEqual({ error: 'sandbox toggle is disabled (spec.enabled is false)' });
+    await put(true);
+    const served = await direct(); // held while it deploys again, then served
+    expect(served.status).toBe(200);
+    expect(await sandbox.fs.read('/tmp/kept.txt')).toBe('kept while disabled');
+    await bl.SandboxInstance.delete('toggle');
+  }, 120_000);
+
   describe.each(VERSIONS)('with Blaxel-Version %s', (version) => {
     const tag = version.replaceAll('-', '');
     beforeAll(() => {

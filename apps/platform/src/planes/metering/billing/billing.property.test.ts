@@ -111,7 +111,9 @@ describe.each(testDatabases(process.env))('metrics totals on $name', (db) => {
             const usage = samples.filter(counted).reduce((s, x) => s + x.quantity, 0);
             expect(entries.reduce((s, e) => s + (e.summary.usage ?? 0), 0)).toBe(usage);
             // totalUsage only when the window's usage is in one unit (issue 14 item 8).
-            const units = new Set(samples.filter(counted).map((x) => BILLING_DIMENSIONS[x.dimension].unit));
+            const units = new Set(
+              samples.filter(counted).map((x) => BILLING_DIMENSIONS[x.dimension as BillingDimension].unit),
+            );
             for (const page of pages)
               expect(page.summary.totalUsage).toBe(units.size <= 1 ? usage : undefined);
           }

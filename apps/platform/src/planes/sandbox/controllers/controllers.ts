@@ -73,6 +73,7 @@ export function startControllers(deps: ControllerDeps): Controllers {
     ...(deps.revealEnvs ? { revealEnvs: deps.revealEnvs } : {}),
     ...(deps.sandboxDefaults ? { sandboxDefaults: deps.sandboxDefaults } : {}),
     ...(deps.resolveImage ? { resolveImage: deps.resolveImage } : {}),
+    freeze: (engineId) => deps.engine.freeze(engineId),
     onRecord: (row) => {
       expiry.track(row);
       deps.onRecord?.(row);

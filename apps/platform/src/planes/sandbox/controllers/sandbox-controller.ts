@@ -57,6 +57,8 @@ export interface SandboxControllerOptions {
    * use (images are per workspace: planes/catalogue/images/workspace-images.ts, handed in by compose.ts). Default: the ref as is.
    */
   resolveImage?: (workspace: string, ref: string) => Promise<string | undefined>;
+  /** Freezes a container (the engine's cgroup freezer): a disabled sandbox keeps its state. */
+  freeze?: (engineId: string) => Promise<void>;
   /** Told when a sandbox's record changed in a way expiry depends on, or it left DEPLOYED. */
   onRecord?: (row: SandboxRow) => void;
   readyTimeoutMs?: number;
@@ -124,6 +126,9 @@ export class SandboxController {
         break;
       case 'TERMINATED':
         await this.purgeIfDue(row);
+        break;
+      case 'DEACTIVATING':
+        await this.deactivate(row);
         break;
       default:
         this.o.live.remove(row.id); // FAILED and anything else: not reachable
@@ -263,6 +268,43 @@ export class SandboxController {
       );
     }
     if (!this.o.live.getById(row.id)) this.register(row, info.ip, info.status === 'FROZEN');
+  }
+
+  /**
+   * `spec.enabled: false` (issue 14 item 8): out of the live map first, so the gateway stops
+   * serving it at once (503 saying it is disabled), then frozen with its processes and files kept
+   * (billed as standby memory, like STANDBY) and DEACTIVATED. Enabled again, the API sets
+   * DEPLOYING and deploy() keeps the frozen container; the next request thaws it.
+   */
+  private async deactivate(row: SandboxRow): Promise<void> {
+    this.o.live.remove(row.id);
+    const engineId = systemOf(row).engineId ?? sandboxEngineId(row.id);
+    let info = await this.inspect(engineId);
+    if (info?.status === 'STOPPED') {
+      await this.o.engine.deleteSandbox(engineId);
+      info = undefined;
+    }
+    if (info && info.status !== 'FROZEN') await this.o.freeze?.(engineId);
+    const kept = info !== undefined && this.o.freeze !== undefined;
+    await mutate<SandboxSpecView>(this.o.resources, row.id, (r) =>
+      r.status === 'DEACTIVATING'
+        ? {
+            status: 'DEACTIVATED',
+            state: kept ? 'STANDBY' : null,
+            events: [
+              ...r.events,
+              event(
+                'Standby',
+                'DEACTIVATED',
+                kept
+                  ? 'Sandbox disabled: frozen with its processes and files, not served until spec.enabled is true'
+                  : 'Sandbox disabled: not running, not served until spec.enabled is true',
+                this.date(),
+              ),
+            ],
+          }
+        : undefined,
+    );
   }
 
   private async delete(row: SandboxRow): Promise<void> {

@@ -249,6 +249,9 @@ export class SandboxGateway {
             const why = [...(row.events ?? [])].reverse().find((e) => e.status === 'FAILED')?.message;
             throw new GatewayError(503, `sandbox ${name} FAILED${why ? `: ${why}` : ''}`);
           }
+          if (row.status === 'DEACTIVATED' || row.status === 'DEACTIVATING') {
+            throw new GatewayError(503, `sandbox ${name} is disabled (spec.enabled is false)`);
+          }
           if (row.status !== 'DEPLOYING' && row.status !== 'DEPLOYED') {
             throw new GatewayError(503, `sandbox ${name} is ${row.status ?? 'not running'}`);
           }

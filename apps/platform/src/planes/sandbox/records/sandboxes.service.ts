@@ -199,11 +199,15 @@ export class SandboxesService {
         throw invalidField(`spec.volumes.${i}.name`, `volume "${volume.name}" does not exist`);
       });
     }
+    const disabled = spec.enabled === false;
+    const status = disabled ? 'DEACTIVATED' : 'DEPLOYING';
     const event = newEvent(
       undefined,
       'deployment',
-      'DEPLOYING',
-      'Sandbox created; waiting to be started',
+      status,
+      disabled
+        ? 'Sandbox created disabled (spec.enabled: false): not started nor served until enabled'
+        : 'Sandbox created; waiting to be started',
       this.deps.now(),
     );
     let raced = false;
@@ -215,7 +219,7 @@ export class SandboxesService {
           actor,
           ...metadataColumns(body.metadata),
           spec: sealSandboxSpec(this.deps.secrets, spec, sandboxSecretContext(ws.name, name)),
-          status: 'DEPLOYING',
+          status,
           event,
         },
         () => this.alreadyExists(ws.name, name),
@@ -271,13 +275,20 @@ export class SandboxesService {
         actor,
       );
       const sealed = sealSandboxSpec(this.deps.secrets, spec, sandboxSecretContext(ws.name, name), row.spec);
+      // spec.enabled: false stops serving it (issue 14 item 8): the controller freezes it and
+      // says DEACTIVATED (reference: "DEACTIVATING and DEACTIVATED happen when enabled=false");
+      // enabled again, it deploys like any spec change and resumes where it stopped.
+      const disabled = spec.enabled === false;
+      const status = disabled ? 'DEACTIVATING' : 'DEPLOYING';
       return {
-        patch: { ...metadataColumns(body.metadata, row), spec: sealed, status: 'DEPLOYING' },
+        patch: { ...metadataColumns(body.metadata, row), spec: sealed, status },
         event: newEvent(
           row,
           'deployment',
-          'DEPLOYING',
-          'Sandbox spec updated; waiting to be applied',
+          status,
+          disabled
+            ? 'Sandbox disabled (spec.enabled: false); it stops being served'
+            : 'Sandbox spec updated; waiting to be applied',
           this.deps.now(),
         ),
       };
