@@ -7,6 +7,7 @@
 // Sandbox URLs are host-style `*.localhost` names. systemd-resolved answers those with loopback
 // (RFC 6761); this machine's resolver does not, so the test's fetch resolves `*.localhost` to
 // loopback itself (the @tarmac/sdk helper) — the requests and their URLs are the SDK's own.
+import type * as BlaxelCore from '@blaxel/core';
 import { localhostFetch } from '@tarmac/sdk/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../support/platform.js';
@@ -16,7 +17,7 @@ import { startTestPlatform, stopTestPlatform } from './fixture.js';
 const missing = missingCapability();
 if (missing) console.warn(`blaxel-core.test.ts skipped: ${missing}`);
 
-type Blaxel = typeof import('@blaxel/core');
+type Blaxel = typeof BlaxelCore;
 const VERSIONS = ['2026-04-28', '2026-04-16'] as const;
 const IMAGE = 'blaxel/base-image:latest';
 
