@@ -152,6 +152,8 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
     ready: controllers.ready,
     domain: d.config.sandboxDomain,
     sandboxdToken: token,
+    starts,
+    ...(d.config.startWait ? { startWaitMs: d.config.startWait.timeoutMs } : {}),
     ...(d.gatewayIntercept ? { intercept: d.gatewayIntercept } : {}),
   });
   const sessions = new OpenSessions(

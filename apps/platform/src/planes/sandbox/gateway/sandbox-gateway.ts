@@ -18,7 +18,13 @@ import type { LiveSandbox, LiveSandboxes } from '../controllers/live-sandboxes.j
 import { SANDBOX_KIND } from '../records/sandbox-record.js';
 import { AccessCache } from './access-cache.js';
 import { SandboxProxy } from './proxy.js';
-import type { StartWaiters } from './start-waiters.js';
+import {
+  closedSignal,
+  DEFAULT_START_WAIT_MS,
+  NotLive,
+  untilLive,
+  type StartWaiters,
+} from './start-waiters.js';
 import { hostTarget, pathTarget, type SandboxTarget } from './sandbox-address.js';
 import type { SandboxRef } from '../../../framework/sandbox-host-label.js';
 
@@ -60,8 +66,7 @@ export interface SandboxGatewayDeps {
   startWaitMs?: number;
 }
 
-/** Default bound of a held request: covers a first base-image build (~45 s, issue 14) twice over. */
-export const DEFAULT_START_WAIT_MS = 120_000;
+export { DEFAULT_START_WAIT_MS } from './start-waiters.js';
 
 class GatewayError extends Error {
   constructor(
@@ -225,57 +230,24 @@ export class SandboxGateway {
     return row !== undefined && (orEnded || !row.terminatedAt);
   }
 
-  /**
-   * The sandbox once it is live (issue 14 item 1): a sandbox still DEPLOYING (or DEPLOYED and not
-   * registered yet) holds the request until the controller reports it live, it FAILED (503 at once
-   * with the failure's reason), it is deleted (404) or the start wait runs out (503). Each wake-up
-   * comes from a notice about this sandbox (start-waiters.ts), never from a timer loop.
-   */
+  /** The sandbox once it is live; a starting one holds the request (start-waiters.ts). */
   private async untilLive(workspace: string, name: string, gone: AbortSignal): Promise<LiveSandbox> {
-    const now = this.d.now ?? Date.now;
-    const waitMs = this.d.startWaitMs ?? DEFAULT_START_WAIT_MS;
-    const deadline = now() + waitMs;
-    const starts = this.d.starts;
-    let held = false;
     try {
-      for (;;) {
-        const watch = starts?.watch(workspace, name); // before the read: no notice is lost
-        try {
-          const entry = this.d.live.get(workspace, name);
-          if (entry) return entry;
-          const row = await this.d.store.resources.get(workspace, SANDBOX_KIND, name);
-          if (!row || row.terminatedAt) throw new GatewayError(404, `sandbox ${name} not found`);
-          if (row.status === 'FAILED') {
-            const why = [...(row.events ?? [])].reverse().find((e) => e.status === 'FAILED')?.message;
-            throw new GatewayError(503, `sandbox ${name} FAILED${why ? `: ${why}` : ''}`);
-          }
-          if (row.status === 'DEACTIVATED' || row.status === 'DEACTIVATING') {
-            throw new GatewayError(503, `sandbox ${name} is disabled (spec.enabled is false)`);
-          }
-          if (row.status !== 'DEPLOYING' && row.status !== 'DEPLOYED') {
-            throw new GatewayError(503, `sandbox ${name} is ${row.status ?? 'not running'}`);
-          }
-          if (!watch) throw new GatewayError(503, `sandbox ${name} is starting; retry shortly`);
-          if (!held && !(held = starts!.hold())) {
-            throw new GatewayError(
-              503,
-              `sandbox ${name} is starting and ${starts!.maxHeld} requests already wait for sandboxes to start; retry shortly`,
-            );
-          }
-          const left = deadline - now();
-          if (left <= 0 || gone.aborted) {
-            throw new GatewayError(
-              503,
-              `sandbox ${name} is still starting after ${Math.round(waitMs / 1000)} s; retry shortly`,
-            );
-          }
-          await watch.next(left, gone);
-        } finally {
-          watch?.cancel();
-        }
-      }
-    } finally {
-      if (held) starts!.release();
+      return await untilLive(
+        {
+          live: this.d.live,
+          store: this.d.store,
+          starts: this.d.starts,
+          waitMs: this.d.startWaitMs ?? DEFAULT_START_WAIT_MS,
+          now: this.d.now ?? Date.now,
+        },
+        workspace,
+        name,
+        gone,
+      );
+    } catch (err) {
+      if (err instanceof NotLive) throw new GatewayError(err.status, err.message);
+      throw err;
     }
   }
 
@@ -288,13 +260,6 @@ export class SandboxGateway {
     if (status === 503) headers['retry-after'] = '1';
     res.writeHead(status, headers).end(JSON.stringify({ error: message }));
   }
-}
-
-/** Aborts when the caller's response or socket closes (a held request of a caller who left). */
-function closedSignal(stream: { once(event: 'close', f: () => void): unknown }): AbortSignal {
-  const controller = new AbortController();
-  stream.once('close', () => controller.abort());
-  return controller.signal;
 }
 
 function bearer(req: IncomingMessage): string | undefined {
