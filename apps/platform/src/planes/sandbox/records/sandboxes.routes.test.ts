@@ -130,6 +130,18 @@ describe.each(testDatabases(process.env))('sandboxes over HTTP ($name)', (databa
     expect(off.status).toBe(200);
   });
 
+  // Issue 14 item 8: `spec.enabled: false` is not ignored (the controller freezes it: e2e blaxel-core).
+  it('spec.enabled: false creates a DEACTIVATED sandbox and a PUT with it asks for DEACTIVATING', async () => {
+    const off = await p.call('POST', '/v0/sandboxes', sandbox('off', { enabled: false }));
+    expect([off.status, off.body.status, off.body.state]).toEqual([200, 'DEACTIVATED', undefined]);
+    expect(p.notices).toContainEqual({ workspace: 'default', kind: 'sandbox', name: 'off' });
+    const on = await p.call('PUT', '/v0/sandboxes/off', sandbox('off', { enabled: true }));
+    expect(on.body.status).toBe('DEPLOYING');
+    const again = await p.call('PUT', '/v0/sandboxes/off', sandbox('off', { enabled: false }));
+    expect(again.body.status).toBe('DEACTIVATING');
+    expect(again.body.events.at(-1)).toMatchObject({ status: 'DEACTIVATING' });
+  });
+
   // Issue 14 item 8: spec "POST /v0/sandboxes → sandbox with events, expiresIn, lastUsedAt, state, status".
   it('the create response carries state and lastUsedAt', async () => {
     const { body } = await p.call('POST', '/v0/sandboxes', sandbox('fresh'));
