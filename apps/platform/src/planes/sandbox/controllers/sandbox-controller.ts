@@ -8,6 +8,8 @@
  *   DEPLOYED  -> container died -> FAILED + event saying why (OOM, exited, missing)
  *   DELETING  -> SIGTERM, grace, SIGKILL, teardown -> TERMINATED (+ terminatedAt)
  *   TERMINATED -> purged after lifecycle.terminatedRetention (default 5m)
+ *   DEACTIVATING (spec.enabled: false) -> out of the live map, frozen -> DEACTIVATED; enabled
+ *     again the API sets DEPLOYING and the frozen container is kept (issue 14 item 8)
  *
  * Level-triggered: every pass reads the record and the engine and converges, so a lost notice, a
  * crash mid-way or a platform restart are all repaired by the next pass (`resync`).
