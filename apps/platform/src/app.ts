@@ -1,4 +1,4 @@
-import { billingRoutes, coreRoutes, type RouteSpec } from '@tarmac/contract';
+import { billingRoutes, coreRoutes, imageImportRoutes, type RouteSpec } from '@tarmac/contract';
 import { createManagementApp, CursorCodec, type RouteDeps } from '@tarmac/server-kit';
 import type { Store } from '@tarmac/store';
 import type { Logger } from 'pino';
@@ -61,11 +61,20 @@ export interface PlatformDeps {
   sandboxPool?: SandboxPool | undefined;
   /** Snapshot copies on the engine (the sandbox plane's runtime half); snapshots answer 503 without. */
   snapshotStorage?: ComputeStorageDeps['snapshotStorage'];
+  /** The sandbox controller's notices about one sandbox (SandboxServiceDeps.watchSandbox). */
+  watchSandbox?: ComputeStorageDeps['watchSandbox'];
   /** USD per unit of each billing dimension (planes/metering/prices.ts); defaults when absent. */
   prices?: PriceTable;
   /** Model `runtime.type`s the model gateway serves: their records are DEPLOYED (issue 18). */
   servedModelTypes?: ReadonlySet<string>;
 }
+
+/**
+ * Management routes the node listener serves before the management app (raw bodies: POST
+ * /v0/images/import, planes/sandbox/gateway/image-import.ts); documented with the rest (issue 14
+ * item 8: the import was missing from the OpenAPI document).
+ */
+export const listenerRoutes: readonly RouteSpec[] = Object.values(imageImportRoutes);
 
 /** Every route the management plane serves, in OpenAPI order. */
 export const managementRoutes: readonly RouteSpec[] = [
@@ -96,7 +105,7 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
   const app = createManagementApp({ logger: deps.logger });
   registerOpsRoutes(app, routeDeps, {
     ping: () => deps.store.ping(),
-    routes: managementRoutes,
+    routes: [...managementRoutes, ...listenerRoutes],
     version: deps.version,
     apiUrl: deps.apiUrl,
   });
@@ -142,6 +151,7 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
       ...(deps.maxSandboxMemoryMB !== undefined ? { maxSandboxMemoryMB: deps.maxSandboxMemoryMB } : {}),
       ...(deps.sandboxPool ? { sandboxPool: deps.sandboxPool } : {}),
       ...(deps.snapshotStorage ? { snapshotStorage: deps.snapshotStorage } : {}),
+      ...(deps.watchSandbox ? { watchSandbox: deps.watchSandbox } : {}),
     }),
   );
   registerWorkloadCatalogueRoutes(

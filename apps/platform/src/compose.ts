@@ -145,6 +145,8 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       sandboxPool: sandboxPlane.pool,
       // Snapshots and forks copy a live sandbox's files through the engine (issue 14 item 6).
       snapshotStorage: sandboxPlane.snapshots,
+      // A re-create of a name being deleted waits for the teardown (issue 14 item 2).
+      watchSandbox: (workspace, name) => sandboxPlane.watchSandbox(workspace, name),
       store,
       logger,
       signingKey: r.signingKey,

@@ -91,6 +91,13 @@ export const platformEnvSchema = z.object({
    * `<image>@<memory MB>=<size>,…`; default `tarmac/base:latest@4096=2` (the default image and memory).
    */
   TARMAC_POOL: optional,
+  /**
+   * How long the sandbox gateway holds a request to a sandbox that is still starting before it
+   * answers 503, whole seconds (120: covers a first base-image build; issue 14 item 1).
+   */
+  TARMAC_SANDBOX_START_WAIT_SECONDS: optional,
+  /** Most requests held at once for starting sandboxes; past it, 503 at once (1000). */
+  TARMAC_SANDBOX_START_WAIT_MAX: optional,
 
   // Connections (issue 19 item 7; planes/sandbox/gateway/CONNECTIONS.md): caps derived from the
   // open-files limit unless set; timeouts in ms.
@@ -272,6 +279,13 @@ function optionalNumber<K extends string>(
   return { [key]: n } as Partial<Record<K, number>>;
 }
 
+/** A whole number (0 or more) or the default when unset. */
+function wholeNumber(text: string | undefined, name: string, fallback: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text)) throw new ConfigError(`${name} must be a whole number, got "${text}"`);
+  return Number(text);
+}
+
 /** Whole megabytes as bytes; unset is undefined (the consumer's default). */
 function megabytes(text: string | undefined, name: string): number | undefined {
   if (text === undefined) return undefined;
@@ -304,9 +318,16 @@ function engineConfig(e: PlatformEnv): EngineConfig {
   if (!/^\d+$/.test(graceText)) {
     throw new ConfigError(`TARMAC_ORPHAN_GRACE_SECONDS must be whole seconds, got "${graceText}"`);
   }
+  const startWait = wholeNumber(
+    e.TARMAC_SANDBOX_START_WAIT_SECONDS,
+    'TARMAC_SANDBOX_START_WAIT_SECONDS',
+    120,
+  );
+  const startWaitMax = wholeNumber(e.TARMAC_SANDBOX_START_WAIT_MAX, 'TARMAC_SANDBOX_START_WAIT_MAX', 1000);
   return {
     pool: asConfigError(() => parsePoolShapes(e.TARMAC_POOL)),
     orphanGraceMs: Number(graceText) * 1000,
+    startWait: { timeoutMs: startWait * 1000, maxHeld: startWaitMax },
     limits: {
       ...optionalNumber(e.TARMAC_SANDBOX_DISK_MB, 'TARMAC_SANDBOX_DISK_MB', 'defaultDiskMB', {
         min: 64,

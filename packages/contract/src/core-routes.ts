@@ -93,6 +93,7 @@ export const coreRoutes = {
     query: listQuerySchema,
     response: accountSchema,
     paginated: true,
+    bareList: true,
   }),
   listWorkspaces: defineRoute({
     operationId: 'listWorkspaces',
@@ -104,6 +105,7 @@ export const coreRoutes = {
     query: listQuerySchema,
     response: workspaceSchema,
     paginated: true,
+    bareList: true,
   }),
   createWorkspace: defineRoute({
     operationId: 'createWorkspace',
@@ -161,6 +163,7 @@ export const coreRoutes = {
     query: listQuerySchema,
     response: workspaceUserSchema,
     paginated: true,
+    bareList: true,
   }),
   inviteUser: defineRoute({
     operationId: 'inviteUser',
@@ -209,6 +212,7 @@ export const coreRoutes = {
     query: listQuerySchema,
     response: serviceAccountSchema,
     paginated: true,
+    bareList: true,
   }),
   createServiceAccount: defineRoute({
     operationId: 'createServiceAccount',
@@ -259,6 +263,7 @@ export const coreRoutes = {
     query: listQuerySchema,
     response: apiKeySchema,
     paginated: true,
+    bareList: true,
   }),
   createServiceAccountApiKey: defineRoute({
     operationId: 'createServiceAccountApiKey',
@@ -295,6 +300,7 @@ export const coreRoutes = {
     query: listQuerySchema,
     response: apiKeySchema,
     paginated: true,
+    bareList: true,
   }),
   createOwnApiKey: defineRoute({
     operationId: 'createApiKey',

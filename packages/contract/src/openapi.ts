@@ -91,15 +91,17 @@ const workspaceParameters = [
 
 function operationOf(route: RouteSpec, collector: SchemaCollector) {
   const item = collector.convert(route.response, 'output');
-  const success = route.paginated
-    ? {
-        oneOf: [
-          collector.convert(pageEnvelopeSchema(route.response), 'output'),
-          { type: 'array', items: item },
-        ],
-        description: `\`{data, meta}\` from ${PAGINATION_SINCE}; a bare array before.`,
-      }
-    : item;
+  const success = route.bareList
+    ? { type: 'array', items: item }
+    : route.paginated
+      ? {
+          oneOf: [
+            collector.convert(pageEnvelopeSchema(route.response), 'output'),
+            { type: 'array', items: item },
+          ],
+          description: `\`{data, meta}\` from ${PAGINATION_SINCE}; a bare array before.`,
+        }
+      : item;
   const errorResponse = (status: number) => ({
     description: STATUS_TEXT[status] ?? 'Error',
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
@@ -119,6 +121,16 @@ function operationOf(route: RouteSpec, collector: SchemaCollector) {
       ...(route.auth === 'workspace' ? workspaceParameters : []),
       versionParameter,
     ],
+    ...(route.rawBody
+      ? {
+          requestBody: {
+            required: true,
+            content: Object.fromEntries(
+              route.rawBody.map((type) => [type, { schema: { type: 'string', format: 'binary' } }]),
+            ),
+          },
+        }
+      : {}),
     ...(bodySchema
       ? {
           requestBody: {

@@ -27,10 +27,22 @@ export interface RouteSpec {
   readonly query?: z.ZodObject;
   readonly body?: z.ZodType;
   readonly bodyEncoding?: 'json' | 'form-or-json';
+  /**
+   * A raw (non-JSON) request body of these media types, read by the handler itself (e.g. the image
+   * archive of POST /v0/images/import); documented as binary.
+   */
+  readonly rawBody?: readonly string[];
   /** Schema of one success body; for paginated routes, of one item. */
   readonly response: z.ZodType;
   /** Paginated list: a `{data, meta}` envelope from 2026-04-28, a bare array before. */
   readonly paginated?: boolean;
+  /**
+   * A list the reference's "Pagination" sentence does not name (control-plane.md: agents,
+   * functions, models, jobs, applications, sandboxes, volumes, drives, policies, job executions,
+   * execution tasks, sandbox schedules): a bare array under every version (issue 14 item 3; the
+   * vendor SDK maps these bodies as arrays). The handler still pages; every page is fetched.
+   */
+  readonly bareList?: boolean;
   /** 204 answers with no body (e.g. declining a pending image share, reference §0). */
   readonly successStatus?: 200 | 202 | 204;
   /** Error statuses worth documenting beyond the ones every route can return. */

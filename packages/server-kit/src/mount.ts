@@ -127,7 +127,7 @@ async function runList<R extends RouteSpec>(
     params: input.params as Record<string, unknown>,
     query,
   });
-  if (!versionAtLeast(c.var.apiVersion, PAGINATION_SINCE)) {
+  if (route.bareList || !versionAtLeast(c.var.apiVersion, PAGINATION_SINCE)) {
     // Before 2026-04-28 a list is a bare array of everything (spec "Pagination").
     const items: unknown[] = [];
     let after: PageRequest['after'];

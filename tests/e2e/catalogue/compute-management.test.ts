@@ -170,12 +170,13 @@ describe('management API: sandboxes and previews against the built platform', ()
     );
     expect(token.status).toBe(200);
     expect(token.body.spec.token).toMatch(/^tpv_/);
-    const tokens = await call<{ data: { spec: { token?: string } }[] }>(
+    // A bare array with the read-only spec.token (issue 14 items 3 and 4).
+    const tokens = await call<{ spec: { token?: string } }[]>(
       'GET',
       '/v0/sandboxes/e2e-web/previews/site/tokens',
     );
-    expect(tokens.body.data).toHaveLength(1);
-    expect(tokens.body.data[0]!.spec.token).toBeUndefined();
+    expect(tokens.body).toHaveLength(1);
+    expect(tokens.body[0]!.spec.token).toBe(token.body.spec.token);
 
     const deleted = await call<{ metadata: { name: string } }>(
       'DELETE',

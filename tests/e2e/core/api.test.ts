@@ -134,27 +134,35 @@ describe('platform core API over HTTP', () => {
   });
 
   it('pagination: envelope from 2026-04-28, bare arrays before, cursors bound and signed', async () => {
+    // On policies, a list the reference names as paginated (issue 14 item 3: the others are bare).
     for (let i = 0; i < 5; i++)
-      expect((await post('/v0/service_accounts', { name: `page-${i}` })).status).toBe(200);
-    const bare = await json<unknown[]>(p.api('/v0/service_accounts'));
+      expect(
+        (
+          await post('/v0/policies', {
+            metadata: { name: `page-${i}` },
+            spec: { type: 'location', locations: [{ name: 'eu', type: 'continent' }] },
+          })
+        ).status,
+      ).toBe(200);
+    const bare = await json<unknown[]>(p.api('/v0/policies'));
     expect(Array.isArray(bare.body)).toBe(true);
-    const first = await json<Envelope<{ client_id: string }>>(
-      p.api('/v0/service_accounts?limit=2', { version: '2026-04-28' }),
+    const first = await json<Envelope<{ metadata: { name: string } }>>(
+      p.api('/v0/policies?limit=2', { version: '2026-04-28' }),
     );
     expect(first.body.meta).toMatchObject({ hasMore: true, total: bare.body.length });
     const cursor = encodeURIComponent(first.body.meta.nextCursor);
-    const second = await json<Envelope<{ client_id: string }>>(
-      p.api(`/v0/service_accounts?limit=2&cursor=${cursor}`, { version: '2026-04-28' }),
+    const second = await json<Envelope<{ metadata: { name: string } }>>(
+      p.api(`/v0/policies?limit=2&cursor=${cursor}`, { version: '2026-04-28' }),
     );
     expect(second.status).toBe(200);
-    expect(second.body.data.map((s) => s.client_id)).not.toContain(first.body.data[0]!.client_id);
+    expect(second.body.data.map((s) => s.metadata.name)).not.toContain(first.body.data[0]!.metadata.name);
     const mismatch = await json<ErrorBody>(
-      p.api(`/v0/service_accounts?limit=2&sort=name:asc&cursor=${cursor}`, { version: '2026-04-28' }),
+      p.api(`/v0/policies?limit=2&sort=name:asc&cursor=${cursor}`, { version: '2026-04-28' }),
     );
     expect(mismatch.status).toBe(400);
     expect(mismatch.body.error).toBe('cursor_mismatch');
     const tampered = await json<ErrorBody>(
-      p.api(`/v0/service_accounts?limit=2&cursor=${cursor}AA`, { version: '2026-04-28' }),
+      p.api(`/v0/policies?limit=2&cursor=${cursor}AA`, { version: '2026-04-28' }),
     );
     expect(tampered.body.error).toBe('invalid_cursor');
   });

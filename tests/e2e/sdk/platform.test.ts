@@ -130,14 +130,20 @@ describe('users, service accounts and API keys', () => {
 
 describe('pagination and retries', () => {
   it('walks every page of a list with for-await, one request per page', async () => {
+    // Policies: a list the reference names as paginated (service accounts are a bare array since
+    // issue 14 item 3).
     const prefix = unique('page');
-    for (let i = 0; i < 5; i++) await tarmac.serviceAccounts.create({ name: `${prefix}-${i}` });
+    for (let i = 0; i < 5; i++)
+      await tarmac.policies.create({
+        metadata: { name: `${prefix}-${i}` },
+        spec: { type: 'location', locations: [{ name: 'eu', type: 'continent' }] },
+      });
     const pages = [];
-    for await (const page of tarmac.serviceAccounts.list({ limit: 2, q: prefix }).pages()) pages.push(page);
+    for await (const page of tarmac.policies.list({ limit: 2, q: prefix }).pages()) pages.push(page);
     expect(pages.map((p) => p.data.length)).toEqual([2, 2, 1]);
     const names: string[] = [];
-    for await (const sa of tarmac.serviceAccounts.list({ limit: 2, q: prefix, sort: 'name:asc' }))
-      names.push(sa.name);
+    for await (const policy of tarmac.policies.list({ limit: 2, q: prefix, sort: 'name:asc' }))
+      names.push(policy.metadata.name);
     expect(names).toEqual([0, 1, 2, 3, 4].map((i) => `${prefix}-${i}`));
   });
 

@@ -23,7 +23,7 @@ const sandbox = {
       ports: [{ target: 3000, name: 'app', protocol: 'HTTP' }],
       envs: [{ name: 'K', value: 'v', secret: true }],
       ttl: '1h',
-      extraArgs: { iptables: 'enabled' },
+      extraArgs: { iptables: 'disabled' }, // 'enabled' is a 400 here (issue 14 item 8)
       terminationGracePeriodSeconds: 10,
     },
     lifecycle: {
@@ -49,7 +49,7 @@ const preview = {
 };
 const volume = {
   metadata: { name: 'vol', labels: { a: 'b' } },
-  spec: { size: 1024, region: 'local', template: 'tpl:1' },
+  spec: { size: 1024, region: 'local' }, // a template is a 400 (issue 14 item 8)
 };
 const drive = {
   metadata: { name: 'drv' },

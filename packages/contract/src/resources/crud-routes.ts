@@ -30,6 +30,8 @@ export interface CrudOptions<
   listQuery?: L;
   /** PUT creates the resource when it does not exist (models, applications). */
   upsert?: boolean;
+  /** The list is a bare array under every version (RouteSpec.bareList; issue 14 item 3). */
+  bareList?: boolean;
 }
 
 export function crudRoutes<
@@ -56,6 +58,7 @@ export function crudRoutes<
       query: listQuery,
       response: o.output,
       paginated: true,
+      ...(o.bareList ? { bareList: true as const } : {}),
     }),
     create: defineRoute({
       operationId: `create${o.singular}`,

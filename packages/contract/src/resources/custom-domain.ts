@@ -55,6 +55,8 @@ export type CustomDomain = z.infer<typeof customDomainSchema>;
 
 export const customDomainRoutes = crudRoutes({
   path: '/v0/customdomains',
+  // Not among the reference's paginated lists (control-plane.md \"Pagination\"): a bare array.
+  bareList: true,
   param: 'domainName',
   singular: 'CustomDomain',
   plural: 'CustomDomains',

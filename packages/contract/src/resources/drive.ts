@@ -37,8 +37,11 @@ export type DriveSpec = z.infer<typeof driveSpecSchema>;
 export const driveInputSchema = envelopeInputSchema(driveSpecSchema).meta({ id: 'DriveInput' });
 export type DriveInput = z.infer<typeof driveInputSchema>;
 
-/** Drive statuses: NOT_BACKED until a storage backend serves drives. */
-export const DRIVE_STATUSES = ['NOT_BACKED', 'DELETING', 'TERMINATED'] as const;
+/**
+ * Drive statuses (deployment status values, spec "Events" rule 1): FAILED, its event saying no
+ * storage backs drives, until a storage backend serves them.
+ */
+export const DRIVE_STATUSES = ['FAILED', 'DELETING', 'TERMINATED'] as const;
 
 export const driveSchema = envelopeSchema(driveSpecSchema, {
   state: z.object({ s3Url: z.string() }),

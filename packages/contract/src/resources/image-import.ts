@@ -44,6 +44,7 @@ export const imageImportRoutes = {
     auth: 'workspace',
     role: 'admin',
     query: imageImportQuerySchema,
+    rawBody: ['application/x-tar', 'application/octet-stream'],
     response: imageImportResultSchema,
     errors: [400, 403, 413, 415],
   }),

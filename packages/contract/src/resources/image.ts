@@ -102,6 +102,7 @@ export const imageRoutes = {
     query: listQuerySchema,
     response: imageSchema,
     paginated: true,
+    bareList: true,
   }),
   create: defineRoute({
     operationId: 'createImage',

@@ -37,6 +37,8 @@ export type IntegrationConnection = z.infer<typeof integrationConnectionSchema>;
 
 export const integrationConnectionRoutes = crudRoutes({
   path: '/v0/integrations/connections',
+  // Not among the reference's paginated lists (control-plane.md \"Pagination\"): a bare array.
+  bareList: true,
   param: 'connectionName',
   singular: 'IntegrationConnection',
   plural: 'IntegrationConnections',

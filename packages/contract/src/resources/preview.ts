@@ -100,7 +100,10 @@ export const previewTokenSchema = z
     spec: z.object({
       expiresAt: z.string(),
       expired: z.boolean(),
-      token: z.string().optional().meta({ description: 'Only in the create response: stored hashed.' }),
+      token: z.string().optional().meta({
+        description:
+          'Read-only: the token value (reference PreviewToken.spec.token); encrypted at rest, checked by hash.',
+      }),
     }),
   })
   .meta({ id: 'PreviewToken' });

@@ -60,8 +60,9 @@ export const sandboxRuntimeSchema = z.object({
     .optional(),
   ports: z.array(portSchema).max(32, 'at most 32 ports').optional(),
   envs: z.array(envSchema).max(256, 'at most 256 variables').optional(),
-  expires: isoTimestampSchema.optional(),
-  ttl: lifecycleDurationSchema.optional(),
+  // `null` clears (issue 14 item 5: the vendor SDK's updateTtl(null) sends `ttl: null`).
+  expires: isoTimestampSchema.nullable().optional(),
+  ttl: lifecycleDurationSchema.nullable().optional(),
   terminationGracePeriodSeconds: z
     .number()
     .int('must be an integer')
@@ -146,9 +147,10 @@ export const sandboxSpecSchema = z.object({
   region: z.string().max(64, 'must be at most 64 characters').optional(),
   vpc: z.string().max(63, 'must be at most 63 characters').optional(),
   volumes: z.array(volumeAttachmentSchema).max(16, 'at most 16 volumes').optional(),
-  lifecycle: lifecycleSchema.optional(),
+  // `null` clears (the vendor SDK's updateLifecycle(null) sends `lifecycle: null`).
+  lifecycle: lifecycleSchema.nullable().optional(),
   runtime: sandboxRuntimeSchema.optional(),
-  network: sandboxNetworkSchema.optional(),
+  network: sandboxNetworkSchema.nullable().optional(),
 });
 export type SandboxSpec = z.infer<typeof sandboxSpecSchema>;
 

@@ -95,7 +95,7 @@ export const storageRoutes = {
     operationId: 'createDrive',
     method: 'post',
     path: '/v0/drives',
-    summary: 'Create a drive record (storage does not back drives yet: status NOT_BACKED)',
+    summary: 'Create a drive record (storage does not back drives yet: status FAILED, saying so)',
     tag: 'drives',
     auth: 'workspace',
     body: driveInputSchema,

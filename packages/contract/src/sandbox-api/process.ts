@@ -17,6 +17,11 @@ export const processRequestSchema = z.object({
   /** Negative means unlimited. */
   maxRestarts: z.optional(z.int()),
   keepAlive: z.optional(z.boolean()),
+  /**
+   * Keep a writable stdin pipe open, fed by POST /process/{id}/stdin and closed by DELETE (the
+   * vendor SDK's writeStdin/closeStdin; issue 14 item 6). Without it stdin is /dev/null.
+   */
+  stdin: z.optional(z.boolean()),
 });
 export type ProcessRequest = z.infer<typeof processRequestSchema>;
 
@@ -37,6 +42,8 @@ export const processResponseSchema = z.object({
   maxRestarts: z.int(),
   restartCount: z.int(),
   keepAlive: z.boolean(),
+  /** Started with a writable stdin pipe. */
+  stdin: z.optional(z.boolean()),
 });
 export type ProcessResponse = z.infer<typeof processResponseSchema>;
 

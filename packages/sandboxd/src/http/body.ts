@@ -12,9 +12,14 @@ import { LIMITS } from './limits.js';
  * sandboxd buffer an unbounded body (issue 19 item 6).
  */
 export async function readTextCapped(req: Request, cap: number = LIMITS.jsonBodyBytes): Promise<string> {
+  return (await readBytesCapped(req, cap)).toString('utf8');
+}
+
+/** The body as bytes, refused with 413 past `cap` bytes (declared or received). */
+export async function readBytesCapped(req: Request, cap: number): Promise<Buffer> {
   const tooLarge = (): HttpError => new HttpError(413, `request body too large: the limit is ${cap} bytes`);
   if (Number(req.headers.get('content-length') ?? 0) > cap) throw tooLarge();
-  if (!req.body) return '';
+  if (!req.body) return Buffer.alloc(0);
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -33,7 +38,7 @@ export async function readTextCapped(req: Request, cap: number = LIMITS.jsonBody
     }
     chunks.push(r.value);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 /**

@@ -2,7 +2,7 @@
 // an HttpError carrying a status, rendered by the app's single error handler as `{error}`.
 export class HttpError extends Error {
   constructor(
-    readonly status: 400 | 401 | 404 | 405 | 409 | 413 | 416 | 422 | 429 | 500 | 501,
+    readonly status: 400 | 401 | 404 | 405 | 409 | 413 | 416 | 422 | 429 | 500 | 501 | 503,
     message: string,
     /** Response headers the status calls for (a 405's `Allow`). */
     readonly headers: Readonly<Record<string, string>> = {},

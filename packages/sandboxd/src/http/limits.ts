@@ -4,6 +4,10 @@
 export const LIMITS = {
   /** JSON bodies (file writes with `content`, trees, exec, MCP) are read whole: 413 above this. */
   jsonBodyBytes: 32 * 1024 * 1024,
+  /** One POST /process/{id}/stdin body (the vendor SDK's documented 413 above 8 MiB). */
+  stdinBodyBytes: 8 * 1024 * 1024,
+  /** A stdin write the process does not take up within this is a 503 (it stopped reading). */
+  stdinDrainMs: 10_000,
   /** Open connections; more are closed at accept (below the container's 1024 open files). */
   connections: 512,
   /** Request line and headers must arrive within this (slow-header clients). */

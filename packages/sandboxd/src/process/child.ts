@@ -64,7 +64,8 @@ export function spawnShell(
       cwd,
       env: { ...o.env, ...req.env },
       detached: true, // setsid: its own process group, so stop/kill reach all children
-      stdio: ['ignore', writers?.[0] ?? 'pipe', writers?.[1] ?? 'pipe'],
+      // stdin: a pipe only when asked for (POST /process/{id}/stdin), else /dev/null.
+      stdio: [req.stdin ? 'pipe' : 'ignore', writers?.[0] ?? 'pipe', writers?.[1] ?? 'pipe'],
     });
   } finally {
     // The child has its own copies; ours would keep the FIFOs from ever reaching EOF.

@@ -1,6 +1,7 @@
 // One entry of the process table (reference sandbox-api.md §1.3): what the API reports, plus what
 // a restarted sandboxd needs to find the process again (records.ts).
 import { EventEmitter } from 'node:events';
+import type { Writable } from 'node:stream';
 import type { ProcessRequest, ProcessResponse, ProcessStatus } from '@tarmac/contract';
 import type { FifoPair } from './fifos.js';
 import { INLINE_LOG_BYTES, type ProcessLogs } from './logs.js';
@@ -22,6 +23,8 @@ export class ManagedProcess extends EventEmitter {
   osPid = 0;
   startTicks: string | undefined;
   fifos: FifoPair | undefined;
+  /** The current child's stdin pipe (`stdin: true`); not kept across a sandboxd restart (EOF). */
+  stdinPipe: Writable | undefined;
 
   constructor(
     readonly pid: string,
@@ -61,6 +64,7 @@ export class ManagedProcess extends EventEmitter {
       maxRestarts: this.req.maxRestarts ?? 0,
       restartCount: this.restartCount,
       keepAlive: this.req.keepAlive ?? false,
+      ...(this.req.stdin ? { stdin: true } : {}),
     };
   }
 

@@ -11,7 +11,7 @@ import { unlink } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { ProcessRequest, ProcessStatus } from '@tarmac/contract';
 import type { Clock } from '../config.js';
-import { badRequest, notFound } from '../http/errors.js';
+import { badRequest, HttpError, notFound } from '../http/errors.js';
 import {
   spawnShell,
   watchProcess,
@@ -176,6 +176,54 @@ export class ProcessManager {
     this.persist(p);
   }
 
+  /**
+   * POST /process/{id}/stdin (issue 14 item 6): the bytes as they are, to a process started with
+   * `stdin: true`. 409 without a stdin or once it is closed; 503 when the process does not take
+   * the bytes up within LIMITS.stdinDrainMs or its end of the pipe is gone.
+   */
+  async writeStdin(identifier: string, data: Buffer, drainMs: number): Promise<void> {
+    const pipe = this.openStdin(identifier);
+    if (data.length === 0) return;
+    await new Promise<void>((resolve, reject) => {
+      const stopped = () => new HttpError(503, `process ${identifier} stopped reading its stdin`);
+      const timer = setTimeout(() => finish(stopped()), drainMs);
+      const onError = () => finish(stopped());
+      const onClose = () => finish(stopped());
+      const finish = (err?: HttpError) => {
+        clearTimeout(timer);
+        pipe.off('error', onError);
+        pipe.off('close', onClose);
+        pipe.off('drain', onDrain);
+        if (err) reject(err);
+        else resolve();
+      };
+      const onDrain = () => finish();
+      pipe.once('error', onError);
+      pipe.once('close', onClose);
+      if (pipe.write(data, (err) => (err ? finish(stopped()) : undefined))) finish();
+      else pipe.once('drain', onDrain);
+    });
+  }
+
+  /** DELETE /process/{id}/stdin: EOF for the process; idempotent. 409 when it has no stdin. */
+  closeStdin(identifier: string): void {
+    const p = this.get(identifier);
+    if (!p.req.stdin)
+      throw new HttpError(409, `process ${identifier} has no stdin (start it with stdin: true)`);
+    p.stdinPipe?.end();
+  }
+
+  private openStdin(identifier: string) {
+    const p = this.get(identifier);
+    if (!p.req.stdin)
+      throw new HttpError(409, `process ${identifier} has no stdin (start it with stdin: true)`);
+    const pipe = p.stdinPipe;
+    if (!p.running || !pipe || pipe.writableEnded || pipe.destroyed) {
+      throw new HttpError(409, `stdin of process ${identifier} is closed`);
+    }
+    return pipe;
+  }
+
   /** SIGKILLs every running process group (daemon shutdown, tests). */
   killAll(): void {
     for (const p of this.procs) if (p.running) this.signal(p, 'SIGKILL', 'killed');
@@ -222,6 +270,9 @@ export class ProcessManager {
     p.osPid = s.child.pid ?? 0;
     p.startTicks = startTicks(this.procRoot, p.osPid);
     p.fifos = s.fifos;
+    p.stdinPipe = s.child.stdin ?? undefined;
+    // A write after the process stopped reading is an EPIPE here, answered by writeStdin.
+    p.stdinPipe?.on('error', () => undefined);
     watchProcess(p, [s.stdout, s.stderr], s.child, this.procRoot, (exit) => this.onClose(p, exit));
   }
 

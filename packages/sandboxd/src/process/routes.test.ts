@@ -280,3 +280,52 @@ function freePort(): Promise<number> {
     });
   });
 }
+
+// Issue 14 item 6: the vendor SDK's process.writeStdin / closeStdin.
+describe('POST|DELETE /process/{id}/stdin', () => {
+  const stdin = (id: string, body: string | Buffer, method = 'POST') =>
+    fetch(`${t.base}/process/${id}/stdin`, { method, body: method === 'POST' ? body : undefined });
+
+  it('feeds raw bytes to a process started with stdin: true, and EOF ends its input', async () => {
+    const started = await exec({ command: 'cat; echo "[eof]"', name: 'echoer', stdin: true });
+    expect(started.body).toMatchObject({ status: 'running', stdin: true });
+    const first = await stdin('echoer', 'hello\n');
+    expect([first.status, await first.json()]).toEqual([200, { message: '6 bytes written to stdin' }]);
+    expect((await stdin('echoer', Buffer.from([0x7b, 0x22, 0x7d, 0x0a]))).status).toBe(200); // bytes as they are
+    await until(async () => (await call(t.base, 'GET', '/process/echoer')).body.stdout === 'hello\n{"}\n');
+    const closed = await stdin('echoer', '', 'DELETE');
+    expect([closed.status, await closed.json()]).toEqual([200, { message: 'Stdin closed' }]);
+    expect((await stdin('echoer', '', 'DELETE')).status).toBe(200); // idempotent
+    await until(async () => (await call(t.base, 'GET', '/process/echoer')).body.status === 'completed');
+    expect((await call(t.base, 'GET', '/process/echoer')).body.stdout).toBe('hello\n{"}\n[eof]\n');
+    const late = await stdin('echoer', 'more');
+    expect([late.status, ((await late.json()) as any).error]).toEqual([
+      409,
+      'stdin of process echoer is closed',
+    ]);
+  });
+
+  it('409 without stdin, 404 for an unknown process, 413 above 8 MiB', async () => {
+    await exec({ command: 'sleep 5', name: 'no-stdin' });
+    const none = await stdin('no-stdin', 'x');
+    expect(none.status).toBe(409);
+    expect(((await none.json()) as any).error).toContain('has no stdin');
+    expect((await stdin('no-stdin', '', 'DELETE')).status).toBe(409);
+    expect((await stdin('nobody', 'x')).status).toBe(404);
+    await exec({ command: 'cat > /dev/null', name: 'big', stdin: true });
+    const big = await stdin('big', Buffer.alloc(8 * 1024 * 1024 + 1, 0x61));
+    expect(big.status).toBe(413);
+    expect((await stdin('big', Buffer.alloc(1024 * 1024, 0x61))).status).toBe(200);
+    await call(t.base, 'DELETE', '/process/big/kill');
+    await call(t.base, 'DELETE', '/process/no-stdin/kill');
+  });
+
+  it('a process that stops reading gets 503, not an unbounded buffer', async () => {
+    // `sleep` never reads: the pipe (64 KiB) fills and the write cannot drain.
+    await exec({ command: 'sleep 30', name: 'deaf', stdin: true });
+    const res = await stdin('deaf', Buffer.alloc(4 * 1024 * 1024, 0x62));
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as any).error).toBe('process deaf stopped reading its stdin');
+    await call(t.base, 'DELETE', '/process/deaf/kill');
+  }, 30_000);
+});

@@ -2,7 +2,8 @@
 import { stat } from 'node:fs/promises';
 import type { Hono } from 'hono';
 import { processRequestSchema, type ProcessStreamEvent } from '@tarmac/contract';
-import { jsonBody } from '../http/body.js';
+import { guardBodyIdle, jsonBody, nodeRequest, readBytesCapped } from '../http/body.js';
+import { LIMITS } from '../http/limits.js';
 import { badRequest, errorMessage } from '../http/errors.js';
 import { streamHeaders, type StreamBudget } from '../http/stream.js';
 import { resolveUserPath, type PathContext } from '../fs/paths.js';
@@ -59,6 +60,20 @@ export function processRoutes(app: Hono, pm: ProcessManager, ctx: PathContext, o
     return new Response(logStream(o.streams, p, o.keepaliveMs.logs), {
       headers: streamHeaders('text/plain; charset=utf-8'),
     });
+  });
+
+  // The vendor SDK's writeStdin / closeStdin (issue 14 item 6): raw bytes, bounded, no JSON.
+  app.post('/process/:id/stdin', async (c) => {
+    const id = c.req.param('id');
+    pm.get(id); // 404 before reading a body for nothing
+    const unguard = guardBodyIdle(nodeRequest(c.env));
+    const data = await readBytesCapped(c.req.raw, LIMITS.stdinBodyBytes).finally(unguard);
+    await pm.writeStdin(id, data, LIMITS.stdinDrainMs);
+    return c.json({ message: `${data.length} bytes written to stdin` });
+  });
+  app.delete('/process/:id/stdin', (c) => {
+    pm.closeStdin(c.req.param('id'));
+    return c.json({ message: 'Stdin closed' });
   });
 
   app.delete('/process/:id', (c) => {

@@ -1,5 +1,7 @@
 import {
+  BILLING_DIMENSIONS,
   defaultResolution,
+  type BillingDimension,
   parseRfc3339Utc,
   type AccountMetricsQuery,
   type AccountMetricsResponse,
@@ -154,9 +156,28 @@ export class MetricsQueryEngine {
     });
     const summary = {
       totalCost: total?.cost ?? 0,
-      ...(withUsage ? { totalUsage: total?.usage ?? 0 } : {}),
+      ...(withUsage && (await this.oneUnit(base, q.billingDimension))
+        ? { totalUsage: total?.usage ?? 0 }
+        : {}),
     };
     return { response: { ...header, summary, data }, hasMore, lastKey: last?.keys };
+  }
+
+  /**
+   * Whether the window's usage is all in one unit (spec "summary.totalUsage … single unit
+   * guaranteed"; issue 14 item 8): grouped by dimension, GB-s, counts and hours would otherwise
+   * be added up. One dimension filter is one unit; else the window's dimensions are looked up.
+   */
+  private async oneUnit(
+    base: Omit<Parameters<MeteringRepository['aggregate']>[0], 'groupColumns'>,
+    dimension: string | undefined,
+  ): Promise<boolean> {
+    if (dimension !== undefined) return true;
+    const rows = await this.metering.aggregate({ ...base, groupColumns: ['dimension'] });
+    const units = new Set(
+      rows.map((r) => BILLING_DIMENSIONS[r.keys[0] as BillingDimension]?.unit ?? `?${r.keys[0]}`),
+    );
+    return units.size <= 1;
   }
 
   /** Resource types with usage in the window, among the workspaces the caller sees. */

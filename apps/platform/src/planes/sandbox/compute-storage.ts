@@ -16,7 +16,7 @@ import { registerScheduleRoutes } from './schedules/schedules.routes.js';
 import { SchedulesService } from './schedules/schedules.service.js';
 import { registerSnapshotRoutes } from './snapshots/snapshots.routes.js';
 import { SnapshotsService, type SnapshotStorage } from './snapshots/snapshots.service.js';
-import { SandboxesService } from './records/sandboxes.service.js';
+import { SandboxesService, type SandboxServiceDeps } from './records/sandboxes.service.js';
 import { registerVolumeRoutes } from './volumes/volumes.routes.js';
 import { VolumesService } from './volumes/volumes.service.js';
 import type { CollectionDeps } from '../../framework/collection.js';
@@ -34,6 +34,8 @@ export interface ComputeStorageDeps extends CollectionDeps {
   validateImage?: (ref: string, workspace: string) => Promise<boolean>;
   /** SandboxServiceDeps.maxMemoryMB. */
   maxSandboxMemoryMB?: number;
+  /** SandboxServiceDeps.watchSandbox. */
+  watchSandbox?: SandboxServiceDeps['watchSandbox'];
   signDriveToken: DriveTokenSigner;
   /** SandboxServiceDeps.pool (issue 20). */
   sandboxPool?: SandboxPool | undefined;
@@ -51,6 +53,7 @@ export function computeStorageServices(deps: ComputeStorageDeps) {
     volumes,
     ...(deps.validateImage ? { validateImage: deps.validateImage } : {}),
     ...(deps.maxSandboxMemoryMB !== undefined ? { maxMemoryMB: deps.maxSandboxMemoryMB } : {}),
+    ...(deps.watchSandbox ? { watchSandbox: deps.watchSandbox } : {}),
     ...(deps.sandboxPool ? { pool: deps.sandboxPool } : {}),
     onDelete: async (workspace, name) => {
       await late.previews?.removeAllOf(workspace, name);

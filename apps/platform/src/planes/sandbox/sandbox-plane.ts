@@ -41,6 +41,8 @@ import { ScheduleRunner } from './schedules/schedule-runner.js';
 import type { SnapshotStorage } from './snapshots/snapshots.service.js';
 import { SANDBOX_SNAPSHOT_KIND } from '../../framework/kinds.js';
 import { WORKSPACE_KIND } from '../../framework/workspace-deletion.js';
+import { StartWaiters, type StartWaiter } from './gateway/start-waiters.js';
+import { SANDBOX_KIND } from './records/sandbox-record.js';
 
 export interface SandboxPlaneDeps {
   home: string;
@@ -92,6 +94,8 @@ export interface SandboxPlane {
   poolStatus(): Promise<PoolShapeStatus[]>;
   /** Filesystem snapshots of live sandboxes (snapshots/snapshots.service.ts SnapshotStorage). */
   snapshots: SnapshotStorage;
+  /** Notices about one sandbox from its controller (a re-create waits out a delete with it). */
+  watchSandbox(workspace: string, name: string): StartWaiter;
   /** For the sandboxes module: false for an image the workspace cannot run (400 INVALID_IMAGE). */
   validateImage(ref: string, workspace: string): Promise<boolean>;
   stop(): Promise<void>;
@@ -142,8 +146,14 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
           logger: d.logger,
         })
       : undefined;
+  // Requests to a sandbox still starting wait for the controller's word (issue 14 item 1).
+  const starts = new StartWaiters(d.config.startWait?.maxHeld ?? 1000);
+  const unsubscribeStarts = d.changes.subscribe(SANDBOX_KIND, (ref) =>
+    starts.notify(ref.workspace, ref.name),
+  );
   const controllers = startControllers({
     ...(warm ? { isPooled: (id: string) => warm.owns(id), makeRoom: (mb: number) => warm.release(mb) } : {}),
+    onRecord: (row) => starts.notify(row.workspace, row.name),
     engine,
     store: d.store,
     changes: d.changes,
@@ -195,6 +205,8 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
     ready: controllers.ready,
     domain: d.config.sandboxDomain,
     sandboxdToken: token,
+    starts,
+    ...(d.config.startWait ? { startWaitMs: d.config.startWait.timeoutMs } : {}),
     ...(d.gatewayIntercept ? { intercept: d.gatewayIntercept } : {}),
   });
   const previews = new PreviewGateway({
@@ -206,6 +218,8 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
     ready: controllers.ready,
     domain: d.config.sandboxDomain,
     sandboxdToken: token,
+    starts,
+    ...(d.config.startWait ? { startWaitMs: d.config.startWait.timeoutMs } : {}),
     ...(d.gatewayIntercept ? { intercept: d.gatewayIntercept } : {}),
   });
   const sessions = new OpenSessions(
@@ -296,6 +310,7 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
       },
       remove: (snapshotId) => engine.deleteSnapshot(snapshotId),
     },
+    watchSandbox: (workspace, name) => starts.watch(workspace, name),
     async validateImage(ref, workspace) {
       const engineRef = await d.images.resolve(workspace, ref);
       if (engineRef === undefined) return false;
@@ -310,6 +325,8 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
     async stop() {
       schedules.stop();
       unsubscribeSweep();
+      unsubscribeStarts();
+      starts.close();
       gateway.close();
       previews.close();
       sessions.close();

@@ -51,7 +51,7 @@ export class ConnectionsService {
       event: newEvent(
         undefined,
         'configuration',
-        'CREATED',
+        'DEPLOYED', // the deployment status enum only (spec "Events" rule 1): in effect at once
         `Connection to ${spec.integration} created`,
         this.deps.now(),
       ),
@@ -72,7 +72,7 @@ export class ConnectionsService {
     const event = newEvent(
       row,
       'configuration',
-      'UPDATED',
+      'DEPLOYED',
       `Connection to ${spec.integration} updated`,
       this.deps.now(),
     );

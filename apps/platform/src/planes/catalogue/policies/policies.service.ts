@@ -57,7 +57,7 @@ export class PoliciesService {
       event: newEvent(
         undefined,
         'configuration',
-        'CREATED',
+        'DEPLOYED', // the deployment status enum only (spec "Events" rule 1): in effect at once
         `${input.spec.type} policy created`,
         this.deps.now(),
       ),
@@ -72,7 +72,7 @@ export class PoliciesService {
     const event = newEvent(
       row,
       'configuration',
-      'UPDATED',
+      'DEPLOYED',
       `${input.spec.type} policy updated`,
       this.deps.now(),
     );

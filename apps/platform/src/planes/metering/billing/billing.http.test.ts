@@ -304,6 +304,30 @@ describe.each(testDatabases(process.env))('billing metrics API on $name', (db) =
       ]);
     });
 
+    // Issue 14 item 8: spec "summary.totalUsage … single unit guaranteed".
+    it('totalUsage never adds different units: only present when the window has one unit', async () => {
+      t = await openTestPlatform(db);
+      await seed([
+        usage({ hour: '2026-05-01T10:00:00Z', quantity: 7, dimension: 'sandbox_compute_runtime_gbs' }),
+        usage({
+          hour: '2026-05-01T10:00:00Z',
+          quantity: 3,
+          resourceType: 'agent',
+          dimension: 'agent_async_requests_count',
+        }),
+      ]);
+      const mixed = await metrics({ ...day, groupBy: 'billing_dimension' });
+      expect(mixed.status).toBe(200);
+      expect(mixed.body.summary.totalUsage).toBeUndefined(); // GB-s and a count: no sum
+      expect(mixed.body.data.map((e) => e.summary.usage).sort()).toEqual([3, 7]);
+      const one = await metrics({
+        ...day,
+        groupBy: 'billing_dimension',
+        billingDimension: 'agent_async_requests_count',
+      });
+      expect(one.body.summary.totalUsage).toBe(3);
+    });
+
     it('pages a composite grouping with opaque cursors, covering every group once', async () => {
       t = await openTestPlatform(db);
       await addWorkspace('other');

@@ -40,6 +40,8 @@ export interface ControllerDeps {
   isPooled?: (recordId: string) => boolean;
   /** Frees ledger memory (the pool's members) when a deploy finds the host full. */
   makeRoom?: SandboxControllerOptions['makeRoom'];
+  /** Told after each reconcile of a sandbox record (the gateway's start waiters wake on it). */
+  onRecord?: (row: SandboxRow) => void;
   /** Workspace image resolution (SandboxControllerOptions.resolveImage). */
   resolveImage?: SandboxControllerOptions['resolveImage'];
 }
@@ -76,7 +78,11 @@ export function startControllers(deps: ControllerDeps): Controllers {
     ...(deps.sandboxDefaults ? { sandboxDefaults: deps.sandboxDefaults } : {}),
     ...(deps.resolveImage ? { resolveImage: deps.resolveImage } : {}),
     ...(deps.makeRoom ? { makeRoom: deps.makeRoom } : {}),
-    onRecord: (row) => expiry.track(row),
+    freeze: (engineId) => deps.engine.freeze(engineId),
+    onRecord: (row) => {
+      expiry.track(row);
+      deps.onRecord?.(row);
+    },
   });
   const volumes = new VolumeController({ engine: deps.engine, resources, logger: deps.logger });
   const standby = new StandbyController({

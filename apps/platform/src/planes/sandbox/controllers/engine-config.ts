@@ -20,6 +20,11 @@ export interface EngineConfig {
   pool: PoolShape[];
   /** Age before a container with no record is removed (TARMAC_ORPHAN_GRACE_SECONDS; orphan-reaper.ts). */
   orphanGraceMs: number;
+  /**
+   * Requests to a starting sandbox are held this long, at most maxHeld at once
+   * (TARMAC_SANDBOX_START_WAIT_SECONDS, TARMAC_SANDBOX_START_WAIT_MAX; gateway/start-waiters.ts).
+   */
+  startWait?: { timeoutMs: number; maxHeld: number };
   /** Per-sandbox limits (TARMAC_SANDBOX_DISK_MB, _NOFILE, TARMAC_MEMORY_OVERCOMMIT), to LocalEngine as they are. */
   limits: { defaultDiskMB?: number; nofileLimit?: number; memoryOvercommit?: number };
 }

@@ -8,6 +8,8 @@
  *   DEPLOYED  -> container died -> FAILED + event saying why (OOM, exited, missing)
  *   DELETING  -> SIGTERM, grace, SIGKILL, teardown -> TERMINATED (+ terminatedAt)
  *   TERMINATED -> purged after lifecycle.terminatedRetention (default 5m)
+ *   DEACTIVATING (spec.enabled: false) -> out of the live map, frozen -> DEACTIVATED; enabled
+ *     again the API sets DEPLOYING and the frozen container is kept (issue 14 item 8)
  *
  * Level-triggered: every pass reads the record and the engine and converges, so a lost notice, a
  * crash mid-way or a platform restart are all repaired by the next pass (`resync`).
@@ -70,6 +72,8 @@ export interface SandboxControllerOptions {
    * is then tried once more.
    */
   makeRoom?: (memoryMB: number) => Promise<number>;
+  /** Freezes a container (the engine's cgroup freezer): a disabled sandbox keeps its state. */
+  freeze?: (engineId: string) => Promise<void>;
   /** Told when a sandbox's record changed in a way expiry depends on, or it left DEPLOYED. */
   onRecord?: (row: SandboxRow) => void;
   readyTimeoutMs?: number;
@@ -137,6 +141,9 @@ export class SandboxController {
         break;
       case 'TERMINATED':
         await this.purgeIfDue(row);
+        break;
+      case 'DEACTIVATING':
+        await this.deactivate(row);
         break;
       default:
         this.o.live.remove(row.id); // FAILED and anything else: not reachable
@@ -289,6 +296,43 @@ export class SandboxController {
     if (!this.o.live.getById(row.id)) this.register(row, info.ip, info.status === 'FROZEN');
   }
 
+  /**
+   * `spec.enabled: false` (issue 14 item 8): out of the live map first, so the gateway stops
+   * serving it at once (503 saying it is disabled), then frozen with its processes and files kept
+   * (billed as standby memory, like STANDBY) and DEACTIVATED. Enabled again, the API sets
+   * DEPLOYING and deploy() keeps the frozen container; the next request thaws it.
+   */
+  private async deactivate(row: SandboxRow): Promise<void> {
+    this.o.live.remove(row.id);
+    const engineId = systemOf(row).engineId ?? sandboxEngineId(row.id);
+    let info = await this.inspect(engineId);
+    if (info?.status === 'STOPPED') {
+      await this.o.engine.deleteSandbox(engineId);
+      info = undefined;
+    }
+    if (info && info.status !== 'FROZEN') await this.o.freeze?.(engineId);
+    const kept = info !== undefined && this.o.freeze !== undefined;
+    await mutate<SandboxSpecView>(this.o.resources, row.id, (r) =>
+      r.status === 'DEACTIVATING'
+        ? {
+            status: 'DEACTIVATED',
+            state: kept ? 'STANDBY' : null,
+            events: [
+              ...r.events,
+              event(
+                'Standby',
+                'DEACTIVATED',
+                kept
+                  ? 'Sandbox disabled: frozen with its processes and files, not served until spec.enabled is true'
+                  : 'Sandbox disabled: not running, not served until spec.enabled is true',
+                this.date(),
+              ),
+            ],
+          }
+        : undefined,
+    );
+  }
+
   private async delete(row: SandboxRow): Promise<void> {
     this.o.live.remove(row.id);
     const engineId = systemOf(row).engineId ?? sandboxEngineId(row.id);
@@ -303,6 +347,7 @@ export class SandboxController {
       r.status === 'DELETING'
         ? {
             status: 'TERMINATED',
+            state: null,
             terminatedAt: at,
             events: [...r.events, event('Deletion', 'TERMINATED', 'Sandbox deleted', this.date())],
           }

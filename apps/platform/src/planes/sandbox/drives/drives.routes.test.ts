@@ -20,12 +20,12 @@ describe.each(testDatabases(process.env))('drives over HTTP ($name)', (database)
   it('creates a drive record whose status and events say plainly that nothing backs it yet', async () => {
     const { status, body } = await p.call('POST', '/v0/drives', drive('team'));
     expect(status).toBe(200);
-    expect(body.status).toBe('NOT_BACKED');
+    expect(body.status).toBe('FAILED'); // no storage backs drives yet; the event says so
     expect(body.events.at(-1).message).toMatch(/no storage backs drives/);
     expect(body.state).toEqual({ s3Url: '' });
     expect(body.spec.infrastructureId).toMatch(/^drv-/);
     expect((await p.call('POST', '/v0/drives', drive('team'))).status).toBe(409);
-    expect((await p.call('GET', '/v0/drives?status=not_backed')).body.data).toHaveLength(1);
+    expect((await p.call('GET', '/v0/drives?status=failed')).body.data).toHaveLength(1);
     expect((await p.call('GET', '/v0/drives?status=DEPLOYED')).status).toBe(400);
   });
 

@@ -34,7 +34,7 @@ interface ListQuery {
 
 /**
  * Drives (spec "Drive"; reference §1.8, §2.6): records with an immutable spec, a status computed
- * from events (`NOT_BACKED` for now), and short-lived access tokens scoped to one drive.
+ * from events (FAILED, saying no storage backs it, for now), and short-lived access tokens scoped to one drive.
  */
 export class DrivesService {
   readonly col: ResourceCollection<DriveSpec>;
@@ -78,7 +78,9 @@ export class DrivesService {
       region: input.region ?? this.deps.hosts.region,
       infrastructureId: `drv-${randomUUID()}`,
     };
-    const event = newEvent(undefined, 'not-backed', 'NOT_BACKED', NOT_BACKED_MESSAGE, this.deps.now());
+    // Event statuses come from the deployment status enum only (spec "Events" rule 1; issue 14
+    // item 8): a drive no storage backs is FAILED, and the message says why.
+    const event = newEvent(undefined, 'deployment', 'FAILED', NOT_BACKED_MESSAGE, this.deps.now());
     const row = await this.col.create({
       workspace: ws.name,
       name: body.metadata.name,

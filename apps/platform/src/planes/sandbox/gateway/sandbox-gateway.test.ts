@@ -17,6 +17,7 @@ import { BearerAuthenticator, MembershipWorkspaceResolver } from '../../identity
 import { JwtService, generateSigningJwk, signingKeyFromJwk } from '../../identity/auth/jwt.js';
 import { withSandboxGateway } from './listener.js';
 import { SandboxGateway } from './sandbox-gateway.js';
+import { StartWaiters } from './start-waiters.js';
 
 const db = testDatabases({})[0]!; // SQLite: the gateway's store use is two indexed reads
 
@@ -31,6 +32,7 @@ describe('sandbox gateway', () => {
   let key = '';
   let accountId = '';
   const live = new LiveSandboxes();
+  const starts = new StartWaiters(2);
   const touched: string[] = [];
   const seen: { url: string; headers: Record<string, unknown> }[] = [];
 
@@ -70,6 +72,8 @@ describe('sandbox gateway', () => {
       logger: pino({ level: 'silent' }),
       sandboxPort: upstreamPort,
       sandboxdToken: (e) => `token-of-${e.id}`,
+      starts,
+      startWaitMs: 1500,
     });
     const app = new Hono();
     app.all('*', (c) => c.json({ management: true }));
@@ -254,14 +258,14 @@ describe('sandbox gateway', () => {
     expect(live.get(ws, 'box-1')?.inflight).toBe(0);
   });
 
-  it('answers 503 with Retry-After while a sandbox record exists but is not live yet', async () => {
+  async function starting(name: string): Promise<void> {
     const now = new Date().toISOString();
     await store.resources.create({
-      id: 'starting-1',
+      id: `rec-${name}`,
       workspace: ws,
       kind: 'sandbox',
       parent: '',
-      name: 'starting',
+      name,
       displayName: null,
       externalId: null,
       labels: {},
@@ -276,9 +280,71 @@ describe('sandbox gateway', () => {
       updatedBy: 't',
       terminatedAt: null,
     });
-    const res = await fetch(`${base}/${ws}/sandboxes/starting/health`, { headers: auth() });
+  }
+
+  // Issue 14 item 1: a request right after create is held until the sandbox is live, not 503'd.
+  it('holds a request to a DEPLOYING sandbox and forwards it once the controller reports it live', async () => {
+    await starting('starting');
+    const t0 = Date.now();
+    const pending = fetch(`${base}/${ws}/sandboxes/starting/health`, { headers: auth() });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(starts.size).toBe(1); // held, not answered
+    live.add(entry('starting'));
+    starts.notify(ws, 'starting');
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ path: '/health' });
+    expect(Date.now() - t0).toBeLessThan(1400); // woken by the notice, not by the 1.5 s bound
+    expect(starts.size).toBe(0);
+    live.remove('id-starting');
+  });
+
+  it('fails a held request at once, with the reason, when the deploy goes FAILED', async () => {
+    await starting('doomed');
+    const t0 = Date.now();
+    const pending = fetch(`${base}/${ws}/sandboxes/doomed/process`, {
+      method: 'POST',
+      headers: auth(),
+      body: '{}',
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    await store.resources.update('rec-doomed', {
+      status: 'FAILED',
+      events: [
+        {
+          type: 'Failure',
+          status: 'FAILED',
+          message: 'Could not start: image "x" is gone',
+          time: new Date().toISOString(),
+          revision: '',
+          canaryRevision: '',
+        },
+      ],
+    });
+    starts.notify(ws, 'doomed');
+    const res = await pending;
+    expect(Date.now() - t0).toBeLessThan(1400);
     expect(res.status).toBe(503);
-    expect(res.headers.get('retry-after')).toBe('1');
+    expect(await res.json()).toEqual({ error: 'sandbox doomed FAILED: Could not start: image "x" is gone' });
+  });
+
+  it('answers 503 with Retry-After when the start wait runs out, and bounds how many wait', async () => {
+    await starting('slow');
+    const t0 = Date.now();
+    const held = [1, 2].map(() => fetch(`${base}/${ws}/sandboxes/slow/health`, { headers: auth() }));
+    await new Promise((r) => setTimeout(r, 200));
+    const third = await fetch(`${base}/${ws}/sandboxes/slow/health`, { headers: auth() });
+    expect(third.status).toBe(503); // the bound (2 here) is full: refused at once
+    expect((await third.json()) as unknown).toEqual({
+      error: 'sandbox slow is starting and 2 requests already wait for sandboxes to start; retry shortly',
+    });
+    for (const res of await Promise.all(held)) {
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(await res.json()).toEqual({ error: 'sandbox slow is still starting after 2 s; retry shortly' });
+    }
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1400);
+    expect(starts.size).toBe(0);
   });
 
   /** A GET with a Host header (fetch cannot set Host): status and the token sandboxd received. */

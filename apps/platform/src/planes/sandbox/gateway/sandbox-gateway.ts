@@ -18,6 +18,13 @@ import type { LiveSandbox, LiveSandboxes } from '../controllers/live-sandboxes.j
 import { SANDBOX_KIND } from '../records/sandbox-record.js';
 import { AccessCache } from '../../../framework/access-cache.js';
 import { SandboxProxy } from './proxy.js';
+import {
+  closedSignal,
+  DEFAULT_START_WAIT_MS,
+  NotLive,
+  untilLive,
+  type StartWaiters,
+} from './start-waiters.js';
 import { hostTarget, pathTarget, type SandboxTarget } from './sandbox-address.js';
 import { answerPreflight, isPreflight } from './sandbox-cors.js';
 import type { SandboxRef } from '../../../framework/sandbox-host-label.js';
@@ -51,7 +58,16 @@ export interface SandboxGatewayDeps {
   now?: () => number;
   /** The access cache, shared with open-sessions.ts and fed revocations (issue 19 item 10). */
   access?: AccessCache;
+  /**
+   * Holds requests to a sandbox that is still starting until it is live (issue 14 item 1;
+   * start-waiters.ts). Without it such requests get 503 at once.
+   */
+  starts?: StartWaiters;
+  /** Longest a request is held for a starting sandbox (TARMAC_SANDBOX_START_WAIT_SECONDS). */
+  startWaitMs?: number;
 }
+
+export { DEFAULT_START_WAIT_MS } from './start-waiters.js';
 
 class GatewayError extends Error {
   constructor(
@@ -85,8 +101,9 @@ export class SandboxGateway {
     }
     let entry: LiveSandbox;
     try {
-      entry = await this.admit(req, target);
+      entry = await this.admit(req, target, closedSignal(res));
     } catch (err) {
+      if (res.destroyed) return; // the caller left while held
       return this.fail(res, err);
     }
     entry.inflight++;
@@ -105,8 +122,9 @@ export class SandboxGateway {
   async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: SandboxTarget): Promise<void> {
     let entry: LiveSandbox;
     try {
-      entry = await this.admit(req, target);
+      entry = await this.admit(req, target, closedSignal(socket));
     } catch (err) {
+      if (socket.destroyed) return;
       const status = err instanceof GatewayError ? err.status : 500;
       const body = JSON.stringify({ error: err instanceof Error ? err.message : 'internal error' });
       socket.end(
@@ -157,7 +175,7 @@ export class SandboxGateway {
   }
 
   /** Authenticates, finds the live sandbox, and resumes it: everything before the first byte out. */
-  private async admit(req: IncomingMessage, target: SandboxTarget): Promise<LiveSandbox> {
+  private async admit(req: IncomingMessage, target: SandboxTarget, gone: AbortSignal): Promise<LiveSandbox> {
     const token = bearer(req);
     if (!token)
       throw new GatewayError(401, 'Missing bearer token: send "Authorization: Bearer <API key or JWT>"');
@@ -171,7 +189,7 @@ export class SandboxGateway {
       await this.d.ready.catch(() => undefined);
       entry = this.d.live.get(found.workspace, found.name);
     }
-    entry ??= await this.notLive(found.workspace, found.name);
+    entry ??= await this.untilLive(found.workspace, found.name, gone);
     try {
       this.d.touch(entry);
     } catch (err) {
@@ -217,14 +235,25 @@ export class SandboxGateway {
     return row !== undefined && (orEnded || !row.terminatedAt);
   }
 
-  /** Why a sandbox the caller may see is not reachable: 404 when gone, 503 while not DEPLOYED. */
-  private async notLive(workspace: string, name: string): Promise<never> {
-    const row = await this.d.store.resources.get(workspace, SANDBOX_KIND, name);
-    if (!row || row.terminatedAt) throw new GatewayError(404, `sandbox ${name} not found`);
-    if (row.status === 'DEPLOYING' || row.status === 'DEPLOYED') {
-      throw new GatewayError(503, `sandbox ${name} is starting; retry shortly`);
+  /** The sandbox once it is live; a starting one holds the request (start-waiters.ts). */
+  private async untilLive(workspace: string, name: string, gone: AbortSignal): Promise<LiveSandbox> {
+    try {
+      return await untilLive(
+        {
+          live: this.d.live,
+          store: this.d.store,
+          starts: this.d.starts,
+          waitMs: this.d.startWaitMs ?? DEFAULT_START_WAIT_MS,
+          now: this.d.now ?? Date.now,
+        },
+        workspace,
+        name,
+        gone,
+      );
+    } catch (err) {
+      if (err instanceof NotLive) throw new GatewayError(err.status, err.message);
+      throw err;
     }
-    throw new GatewayError(503, `sandbox ${name} is ${row.status ?? 'not running'}`);
   }
 
   private fail(res: ServerResponse, err: unknown): void {

@@ -17,6 +17,7 @@ import { SANDBOX_KIND } from '../records/sandbox-record.js';
 import { PREVIEW_TOKEN_KIND } from './preview-tokens.js';
 import { ChangeFeed } from '../../../framework/change-feed.js';
 import { withSandboxGateway } from '../gateway/listener.js';
+import { StartWaiters } from '../gateway/start-waiters.js';
 import { PreviewGateway } from './preview-gateway.js';
 import { putPreview, putToken } from './test-support.js';
 
@@ -32,6 +33,7 @@ describe('preview gateway', () => {
   let ws = '';
   const feed = new ChangeFeed();
   const live = new LiveSandboxes();
+  const starts = new StartWaiters(10);
   const touched: string[] = [];
   const seen: { url: string; headers: Record<string, unknown> }[] = [];
 
@@ -89,6 +91,8 @@ describe('preview gateway', () => {
       logger: pino({ level: 'silent' }),
       sandboxPort: sandboxdPort,
       sandboxdToken: (e) => `token-of-${e.id}`,
+      starts,
+      startWaitMs: 600,
     });
     const mgmt = new Hono();
     mgmt.all('*', (c) => c.json({ management: true }));
@@ -223,9 +227,26 @@ describe('preview gateway', () => {
     });
     await putPreview(store, ws, 'stopped', 'wait', { port: 1, public: true }, 'wait0');
     feed.publish({ workspace: ws, kind: 'preview', name: 'stopped/wait' });
+    // Held (issue 14 item 1), bounded here by 600 ms, then 503 with Retry-After.
+    const t0 = Date.now();
     const starting = await get('wait0.local.preview.localhost');
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(550);
     expect(starting.status).toBe(503);
     expect(starting.headers['retry-after']).toBe('1');
+    expect(JSON.parse(starting.body).error).toBe(
+      'sandbox stopped is still starting after 1 s; retry shortly',
+    );
+    // Gone while held: the notice wakes it, and it is a 404 at once.
+    const pending = get('wait0.local.preview.localhost');
+    await new Promise((r) => setTimeout(r, 100));
+    await store.resources.update('sbx-stopped', {
+      status: 'TERMINATED',
+      terminatedAt: new Date().toISOString(),
+    });
+    starts.notify(ws, 'stopped');
+    const ended = await pending;
+    expect(ended.status).toBe(404);
+    expect(Date.now() - t0).toBeLessThan(600 + 550);
   });
 
   it('other hosts are not previews: the management app answers', async () => {

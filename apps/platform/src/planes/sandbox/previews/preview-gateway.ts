@@ -17,10 +17,16 @@ import type { Duplex } from 'node:stream';
 import type { Store } from '@tarmac/store';
 import type { Logger } from 'pino';
 import type { LiveSandbox, LiveSandboxes } from '../controllers/live-sandboxes.js';
-import { SANDBOX_KIND } from '../records/sandbox-record.js';
 import type { ChangeFeed } from '../../../framework/change-feed.js';
 import { HOP_BY_HOP_REQUEST, SandboxProxy, type Upstream } from '../gateway/proxy.js';
 import type { SandboxGatewayDeps } from '../gateway/sandbox-gateway.js';
+import {
+  closedSignal,
+  DEFAULT_START_WAIT_MS,
+  NotLive,
+  untilLive,
+  type StartWaiters,
+} from '../gateway/start-waiters.js';
 import { previewAddress, type PreviewAddress } from './preview-address.js';
 import { PreviewRoutes, type PreviewRoute } from './preview-routes.js';
 import { PreviewTokenCheck, presentedToken, TOKEN_HEADERS, tokenCookie } from './preview-token-check.js';
@@ -50,6 +56,10 @@ export interface PreviewGatewayDeps {
    */
   intercept?: SandboxGatewayDeps['intercept'];
   now?: () => number;
+  /** Holds requests to a sandbox still starting (../gateway/start-waiters.ts; issue 14 item 1). */
+  starts?: StartWaiters;
+  /** Longest such a hold (TARMAC_SANDBOX_START_WAIT_SECONDS). */
+  startWaitMs?: number;
 }
 
 class PreviewError extends Error {
@@ -105,9 +115,10 @@ export class PreviewGateway {
     let admitted: Admitted;
     try {
       if (await this.sessionPreflight(req, res, address)) return;
-      admitted = await this.admit(req, address);
+      admitted = await this.admit(req, address, closedSignal(res));
     } catch (err) {
       if (elsewhere && notOurs(err, address)) return elsewhere();
+      if (res.destroyed) return; // the caller left while held
       return this.fail(res, err);
     }
     const { entry, upstream, session } = admitted;
@@ -130,9 +141,10 @@ export class PreviewGateway {
   ): Promise<void> {
     let admitted: Admitted;
     try {
-      admitted = await this.admit(req, address);
+      admitted = await this.admit(req, address, closedSignal(socket));
     } catch (err) {
       if (elsewhere && notOurs(err, address)) return elsewhere();
+      if (socket.destroyed) return;
       const status = err instanceof PreviewError ? err.status : 500;
       const body = JSON.stringify({ error: err instanceof Error ? err.message : 'internal error' });
       socket.end(
@@ -196,7 +208,7 @@ export class PreviewGateway {
   }
 
   /** Route, access, resume: everything before the first byte goes to the sandbox. */
-  private async admit(req: IncomingMessage, address: PreviewAddress): Promise<Admitted> {
+  private async admit(req: IncomingMessage, address: PreviewAddress, gone: AbortSignal): Promise<Admitted> {
     const route = await this.routes.lookup(address);
     if (!route) throw new PreviewError(404, 'preview not found', true);
     if (route.endsAtMs !== undefined && route.endsAtMs <= this.now()) {
@@ -219,7 +231,7 @@ export class PreviewGateway {
       }
       if (found.fromQuery) setCookie = tokenCookie(found.token);
     }
-    const entry = await this.liveSandbox(route);
+    const entry = await this.liveSandbox(route, gone);
     try {
       this.d.touch(entry);
     } catch (err) {
@@ -246,16 +258,35 @@ export class PreviewGateway {
     };
   }
 
-  private async liveSandbox(route: PreviewRoute): Promise<LiveSandbox> {
+  /** The preview's sandbox once live: a starting one holds the request (issue 14 item 1). */
+  private async liveSandbox(route: PreviewRoute, gone: AbortSignal): Promise<LiveSandbox> {
     let entry = this.d.live.get(route.workspace, route.sandbox);
     if (!entry && this.d.ready) {
       await this.d.ready.catch(() => undefined);
       entry = this.d.live.get(route.workspace, route.sandbox);
     }
     if (entry) return entry;
-    const row = await this.d.store.resources.get(route.workspace, SANDBOX_KIND, route.sandbox);
-    if (!row || row.terminatedAt) throw new PreviewError(404, 'preview not found');
-    throw new PreviewError(503, `sandbox ${route.sandbox} is ${row.status ?? 'not running'}; retry shortly`);
+    try {
+      return await untilLive(
+        {
+          live: this.d.live,
+          store: this.d.store,
+          starts: this.d.starts,
+          waitMs: this.d.startWaitMs ?? DEFAULT_START_WAIT_MS,
+          now: this.now,
+        },
+        route.workspace,
+        route.sandbox,
+        gone,
+      );
+    } catch (err) {
+      if (err instanceof NotLive) {
+        throw err.status === 404
+          ? new PreviewError(404, 'preview not found')
+          : new PreviewError(503, err.message);
+      }
+      throw err;
+    }
   }
 
   private fail(res: ServerResponse, err: unknown): void {

@@ -10,6 +10,10 @@ export { PREVIEW_TOKEN_KIND } from '../../../framework/kinds.js';
 
 const TOKEN_PREFIX = 'tpv_';
 
+/** Associated data of a sealed token value: it opens only on its own record. */
+const sealContext = (workspace: string, parent: string, name: string) =>
+  `${workspace}/preview-token/${parent}/${name}`;
+
 /** What tokens need of the previews service: that the preview exists (handed in; no import back). */
 export interface PreviewLookup {
   get(ws: WorkspaceAccess, sandboxName: string, previewName: string): Promise<unknown>;
@@ -21,7 +25,10 @@ interface TokenSpec {
 
 /**
  * Tokens of private previews (reference §1.6 `PreviewToken`): resources of kind `preview-token`
- * whose parent is `<sandbox>/<preview>`; the value is returned once and stored only hashed.
+ * whose parent is `<sandbox>/<preview>`. `spec.token` is a read-only response field of the
+ * reference's PreviewToken, and the vendor SDK's sessions.get / fromSession read it from the list
+ * (issue 14 item 4): the value is kept sealed at rest (SecretBox, bound to the token's own
+ * workspace/sandbox/preview/name) for showing to members of the workspace, and hashed for checking.
  */
 export class PreviewTokens {
   readonly col: ResourceCollection<TokenSpec>;
@@ -33,7 +40,7 @@ export class PreviewTokens {
     this.col = new ResourceCollection<TokenSpec>(deps, PREVIEW_TOKEN_KIND, 'Preview token');
   }
 
-  view(row: ResourceRow<TokenSpec>, token?: string): PreviewToken {
+  view(row: ResourceRow<TokenSpec>, token = this.reveal(row)): PreviewToken {
     const [resourceName = '', previewName = ''] = row.parent.split('/');
     return {
       metadata: {
@@ -69,20 +76,38 @@ export class PreviewTokens {
     const expiresAt = new Date(body.spec.expiresAt);
     if (expiresAt.getTime() <= now.getTime()) throw invalidField('spec.expiresAt', 'must be in the future');
     const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+    const name = body.metadata?.name ?? `token-${randomBytes(4).toString('hex')}`;
     const row = await this.col.create({
       workspace: ws.name,
       parent: `${sandboxName}/${previewName}`,
-      name: body.metadata?.name ?? `token-${randomBytes(4).toString('hex')}`,
+      name,
       actor,
       displayName: null,
       externalId: null,
       labels: {},
       spec: { expiresAt: expiresAt.toISOString() },
       status: 'DEPLOYED',
-      system: { tokenHash: hashSecret(token) },
+      system: {
+        tokenHash: hashSecret(token),
+        tokenSealed: this.deps.secrets.seal(
+          token,
+          sealContext(ws.name, `${sandboxName}/${previewName}`, name),
+        ),
+      },
       event: newEvent(undefined, 'token', 'DEPLOYED', 'Preview token created', now),
     });
     return this.view(row, token);
+  }
+
+  /** The token's value, opened from its sealed copy; undefined for tokens made before it was kept. */
+  private reveal(row: ResourceRow<TokenSpec>): string | undefined {
+    const sealed = row.system.tokenSealed;
+    if (typeof sealed !== 'string') return undefined;
+    try {
+      return this.deps.secrets.open(sealed, sealContext(row.workspace, row.parent, row.name));
+    } catch {
+      return undefined; // sealed under another key or context: never shown
+    }
   }
 
   async delete(ws: WorkspaceAccess, sandboxName: string, previewName: string, name: string) {

@@ -73,12 +73,80 @@ describe.each(testDatabases(process.env))('sandboxes over HTTP ($name)', (databa
     const gone = await p.call('POST', '/v0/sandboxes?createIfNotExist=true', sandbox('web'));
     expect(gone.status).toBe(409);
     const row = (await p.store.resources.get('default', 'sandbox', 'web'))!;
-    for (const status of ['FAILED', 'TERMINATED']) {
-      await p.store.resources.update(row.id, { status });
-      expect((await p.call('POST', '/v0/sandboxes?createIfNotExist=true', sandbox('web'))).status).toBe(409);
-    }
+    await p.store.resources.update(row.id, { status: 'FAILED' });
+    expect((await p.call('POST', '/v0/sandboxes?createIfNotExist=true', sandbox('web'))).status).toBe(409);
     await p.store.resources.update(row.id, { status: 'DEPLOYED' });
     expect((await p.call('POST', '/v0/sandboxes?createIfNotExist=true', sandbox('web'))).status).toBe(200);
+  });
+
+  // Issue 14 item 2: the README tour run twice, and the vendor SDK's createIfNotExists after a delete.
+  it('a deleted name is free at once: a TERMINATED record does not block, and shows no state', async () => {
+    await p.call('POST', '/v0/sandboxes', sandbox('hello'));
+    const row = (await p.store.resources.get('default', 'sandbox', 'hello'))!;
+    await p.store.resources.update(row.id, { status: 'DEPLOYED', state: 'RUNNING' });
+    await p.call('DELETE', '/v0/sandboxes/hello');
+    // What the controller writes once the container is gone.
+    await p.store.resources.update(row.id, {
+      status: 'TERMINATED',
+      state: null,
+      terminatedAt: new Date().toISOString(),
+    });
+    const ended = await p.call('GET', '/v0/sandboxes/hello');
+    expect([ended.body.status, ended.body.state]).toEqual(['TERMINATED', undefined]);
+    for (const query of ['', '?createIfNotExist=true']) {
+      const again = await p.call('POST', `/v0/sandboxes${query}`, sandbox('hello'));
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+      expect(again.body.status).toBe('DEPLOYING');
+      const got = await p.call('GET', '/v0/sandboxes/hello');
+      expect(got.body.status).toBe('DEPLOYING');
+      await p.call('DELETE', '/v0/sandboxes/hello');
+      const current = (await p.store.resources.get('default', 'sandbox', 'hello'))!;
+      expect(current.id).not.toBe(row.id);
+      await p.store.resources.update(current.id, {
+        status: 'TERMINATED',
+        terminatedAt: new Date().toISOString(),
+      });
+    }
+  });
+
+  // Issue 14 item 8: what the platform cannot apply is a 400 naming the field, not stored and ignored.
+  it('vpc other than "default" and extraArgs flags "enabled" are 400 naming the field', async () => {
+    const vpc = await p.call('POST', '/v0/sandboxes', sandbox('v', { vpc: 'corp' }));
+    expect([vpc.status, vpc.body.details?.[0]?.field]).toEqual([400, 'spec.vpc']);
+    expect((await p.call('POST', '/v0/sandboxes', sandbox('v', { vpc: 'default' }))).status).toBe(200);
+    for (const flag of ['iptables', 'nfs', 'tun']) {
+      const res = await p.call(
+        'POST',
+        '/v0/sandboxes',
+        sandbox(`x-${flag}`, { runtime: { image: 'base:latest', extraArgs: { [flag]: 'enabled' } } }),
+      );
+      expect([res.status, res.body.details?.[0]?.field]).toEqual([400, `spec.runtime.extraArgs.${flag}`]);
+    }
+    const off = await p.call(
+      'POST',
+      '/v0/sandboxes',
+      sandbox('off', { runtime: { image: 'base:latest', extraArgs: { tun: 'disabled' } } }),
+    );
+    expect(off.status).toBe(200);
+  });
+
+  // Issue 14 item 8: `spec.enabled: false` is not ignored (the controller freezes it: e2e blaxel-core).
+  it('spec.enabled: false creates a DEACTIVATED sandbox and a PUT with it asks for DEACTIVATING', async () => {
+    const off = await p.call('POST', '/v0/sandboxes', sandbox('off', { enabled: false }));
+    expect([off.status, off.body.status, off.body.state]).toEqual([200, 'DEACTIVATED', undefined]);
+    expect(p.notices).toContainEqual({ workspace: 'default', kind: 'sandbox', name: 'off' });
+    const on = await p.call('PUT', '/v0/sandboxes/off', sandbox('off', { enabled: true }));
+    expect(on.body.status).toBe('DEPLOYING');
+    const again = await p.call('PUT', '/v0/sandboxes/off', sandbox('off', { enabled: false }));
+    expect(again.body.status).toBe('DEACTIVATING');
+    expect(again.body.events.at(-1)).toMatchObject({ status: 'DEACTIVATING' });
+  });
+
+  // Issue 14 item 8: spec "POST /v0/sandboxes → sandbox with events, expiresIn, lastUsedAt, state, status".
+  it('the create response carries state and lastUsedAt', async () => {
+    const { body } = await p.call('POST', '/v0/sandboxes', sandbox('fresh'));
+    expect(body.state).toBe('RUNNING');
+    expect(body.lastUsedAt).toBe(body.metadata.createdAt);
   });
 
   it('creates a sandbox without a name (the vendor SDK may omit it)', async () => {
@@ -267,6 +335,36 @@ describe.each(testDatabases(process.env))('sandboxes over HTTP ($name)', (databa
       sandbox('c', { lifecycle: { terminatedRetention: '5m' } }),
     );
     expect(retentionOnly.body.expiresIn).toBeUndefined();
+  });
+
+  // Issue 14 item 5: the vendor SDK's updateTtl(null) / updateLifecycle(null) PUT the sandbox it
+  // read back (status, events, state... included) with `ttl: null` / `lifecycle: null`.
+  it('null clears ttl, expires, lifecycle and network on PUT', async () => {
+    const made = await p.call(
+      'POST',
+      '/v0/sandboxes',
+      sandbox('t', {
+        runtime: { image: 'base:latest', memory: 2048, ttl: '1h', expires: '2099-01-01T00:00:00Z' },
+        lifecycle: { expirationPolicies: [{ type: 'ttl-idle', value: '5m' }] },
+      }),
+    );
+    expect(made.body.expiresIn).toBeGreaterThan(0);
+    const body = made.body;
+    const cleared = await p.call('PUT', '/v0/sandboxes/t', {
+      ...body,
+      spec: {
+        ...body.spec,
+        lifecycle: null,
+        network: null,
+        runtime: { ...body.spec.runtime, ttl: null, expires: null },
+      },
+    });
+    expect(cleared.status, JSON.stringify(cleared.body)).toBe(200);
+    expect(cleared.body.expiresIn).toBeUndefined();
+    expect(cleared.body.spec.runtime.ttl).toBeUndefined();
+    expect(cleared.body.spec.runtime.expires).toBeUndefined();
+    expect(cleared.body.spec.lifecycle).toBeUndefined();
+    expect((await p.call('GET', '/v0/sandboxes/t')).body.spec.runtime).not.toHaveProperty('ttl');
   });
 
   it('DELETE marks DELETING and returns the sandbox; the controller terminates', async () => {

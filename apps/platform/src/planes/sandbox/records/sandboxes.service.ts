@@ -34,6 +34,7 @@ export { SANDBOX_KIND } from '../../../framework/kinds.js';
  * 400 naming the field, never silently ignored.
  */
 function checkNetwork(spec: SandboxSpec): void {
+  checkApplicable(spec);
   const issues = validateNetworkSpec(spec.network);
   const first = issues[0];
   if (!first) return;
@@ -41,6 +42,28 @@ function checkNetwork(spec: SandboxSpec): void {
   throw new ApiError('validation_error', `${field(first.path)}: ${first.message}`, {
     details: issues.map((i) => ({ field: field(i.path), message: i.message })),
   });
+}
+
+/**
+ * Fields this platform cannot apply are a 400 naming them, never stored and ignored (issue 14
+ * item 8): there is one network (no VPCs), and sandboxes get no extra kernel capabilities, so the
+ * extraArgs flags can only be `disabled` (what every sandbox already is).
+ */
+function checkApplicable(spec: SandboxSpec): void {
+  if (spec.vpc !== undefined && spec.vpc !== 'default') {
+    throw invalidField(
+      'spec.vpc',
+      'must be "default": this platform has no VPCs (egress is set with spec.network)',
+    );
+  }
+  for (const [flag, value] of Object.entries(spec.runtime?.extraArgs ?? {})) {
+    if (value === 'enabled') {
+      throw invalidField(
+        `spec.runtime.extraArgs.${flag}`,
+        'enabled is not available on this platform: sandboxes run without the capabilities it needs',
+      );
+    }
+  }
 }
 
 /** Kind string of sandbox records in the resources table (contract with the controller: README.md). */
@@ -58,9 +81,48 @@ export interface SandboxServiceDeps extends CollectionDeps {
   maxMemoryMB?: number;
   /** The warm pool (issue 20): a create it can serve gets a pre-booted sandbox, DEPLOYED at once. */
   pool?: SandboxPool;
+  /**
+   * Listens for the sandbox controller's next word about one sandbox (gateway/start-waiters.ts):
+   * a create of a name whose previous sandbox is still being torn down waits for it with this
+   * (issue 14 item 2). Without it such a create is a 409 until the teardown ends.
+   */
+  watchSandbox?: (workspace: string, name: string) => SandboxWatch;
   /** Runs when a sandbox's deletion is requested (its previews and their tokens go with it). */
   onDelete?: (workspace: string, name: string) => Promise<void>;
 }
+
+/** One listener for notices about a sandbox (gateway/start-waiters.ts StartWaiter). */
+export interface SandboxWatch {
+  next(ms: number): Promise<void>;
+  cancel(): void;
+}
+
+/**
+ * `state` of a sandbox that has or is about to have a container (issue 14 items 2 and 8): a
+ * DEPLOYED one's as the controllers keep it; a DEPLOYING one is RUNNING once up, and requests to it
+ * are held until then (gateway/start-waiters.ts), so the create response says RUNNING; an ended or
+ * failed one has none (a TERMINATED record showed `state: RUNNING`).
+ */
+function stateOf(row: ResourceRow<SandboxSpec>): Pick<Sandbox, 'state'> {
+  const stored = row.state === 'RUNNING' || row.state === 'STANDBY' ? row.state : undefined;
+  if (row.status === 'DEPLOYED') return stored ? { state: stored } : {};
+  if (row.status === 'DEPLOYING') return { state: stored ?? 'RUNNING' };
+  return {};
+}
+
+/**
+ * The spec with every `null` field removed: null means "clear it" (issue 14 item 5: the vendor
+ * SDK's updateTtl(null) and updateLifecycle(null)), and a cleared field is an absent one.
+ */
+function withoutNulls(spec: SandboxSpec): SandboxSpec {
+  const drop = <T extends object>(o: T): T =>
+    Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null)) as T;
+  const out = drop(spec);
+  return out.runtime ? { ...out, runtime: drop(out.runtime) } : out;
+}
+
+/** Longest a create waits for the previous sandbox of its name to finish deleting. */
+const REUSE_WAIT_MS = 60_000;
 
 interface ListQuery {
   status?: string[] | undefined;
@@ -81,7 +143,9 @@ export class SandboxesService {
 
   view(row: ResourceRow<SandboxSpec>, secrets: SecretView = 'mask'): Sandbox {
     const expiresIn = sandboxExpiresIn(row, this.deps.now());
-    const lastUsedAt = row.system.lastUsedAt;
+    // Never used yet: its creation is its last use (the create response carries it: spec
+    // "sandbox with events, expiresIn, lastUsedAt, state, status"; issue 14 item 8).
+    const lastUsedAt = row.system.lastUsedAt ?? row.createdAt;
     return {
       metadata: envelopeMetadata(row, sandboxUrl(this.deps.hosts, row.workspace, row.name, row.spec.region)),
       spec: viewSandboxSpec(
@@ -92,7 +156,7 @@ export class SandboxesService {
       ),
       events: eventsOf(row),
       status: (row.status ?? 'DEPLOYING') as Sandbox['status'],
-      ...(row.state === 'RUNNING' || row.state === 'STANDBY' ? { state: row.state } : {}),
+      ...stateOf(row),
       ...(expiresIn !== undefined ? { expiresIn } : {}),
       ...(typeof lastUsedAt === 'string' ? { lastUsedAt } : {}),
       ...(row.terminatedAt ? { terminatedAt: row.terminatedAt } : {}),
@@ -124,13 +188,15 @@ export class SandboxesService {
     system?: Record<string, unknown>,
   ): Promise<Sandbox> {
     const name = body.metadata.name ?? `sandbox-${randomBytes(4).toString('hex')}`;
-    const existing = await this.col.find(ws.name, name);
+    const existing = await this.previousOf(ws.name, name);
     if (existing) {
-      if (createIfNotExist && !existing.terminatedAt && !GONE.has(existing.status ?? ''))
-        return this.view(existing);
+      if (createIfNotExist && !GONE.has(existing.status ?? '')) return this.view(existing);
       throw this.alreadyExists(ws.name, name);
     }
-    const spec: SandboxSpec = { ...body.spec, region: body.spec.region ?? this.deps.hosts.region };
+    const spec: SandboxSpec = withoutNulls({
+      ...body.spec,
+      region: body.spec.region ?? this.deps.hosts.region,
+    });
     checkNetwork(spec);
     this.checkMemory(spec);
     await this.checkImage(ws.name, name, spec);
@@ -141,13 +207,23 @@ export class SandboxesService {
       });
     }
     const sealed = sealSandboxSpec(this.deps.secrets, spec, sandboxSecretContext(ws.name, name));
-    // A fork (system set) boots on its snapshot's files: never from the pool.
-    const claimed = system ? undefined : await this.claimFromPool(ws.name, name, spec, sealed);
+    const disabled = spec.enabled === false;
+    // A fork (system set) boots on its snapshot's files, a disabled sandbox not at all: never pooled.
+    const claimed = system || disabled ? undefined : await this.claimFromPool(ws.name, name, spec, sealed);
     const now = this.deps.now();
+    const status = claimed ? 'DEPLOYED' : disabled ? 'DEACTIVATED' : 'DEPLOYING';
     const event = claimed
       ? // Billing starts here (metering reads Deployment/DEPLOYED as RUNNING): the claim, not the boot.
         newEvent(undefined, 'Deployment', 'DEPLOYED', 'Sandbox is running: claimed from the warm pool', now)
-      : newEvent(undefined, 'deployment', 'DEPLOYING', 'Sandbox created; waiting to be started', now);
+      : newEvent(
+          undefined,
+          'deployment',
+          status,
+          disabled
+            ? 'Sandbox created disabled (spec.enabled: false): not started nor served until enabled'
+            : 'Sandbox created; waiting to be started',
+          now,
+        );
     let raced = false;
     const row = await this.col
       .create(
@@ -158,7 +234,7 @@ export class SandboxesService {
           actor,
           ...metadataColumns(body.metadata),
           spec: sealed,
-          status: claimed ? 'DEPLOYED' : 'DEPLOYING',
+          status,
           ...(claimed
             ? {
                 state: 'RUNNING',
@@ -204,10 +280,10 @@ export class SandboxesService {
       if ((row.terminatedAt || GONE.has(row.status ?? '')) && row.status !== 'FAILED') {
         throw conflict(`Sandbox "${name}" is being deleted (${row.status ?? ''})`);
       }
-      const spec: SandboxSpec = {
+      const spec: SandboxSpec = withoutNulls({
         ...body.spec,
         region: body.spec.region ?? row.spec.region ?? this.deps.hosts.region,
-      };
+      });
       if (spec.region !== row.spec.region) {
         throw invalidField('spec.region', `is immutable after creation (is "${row.spec.region ?? ''}")`);
       }
@@ -230,13 +306,20 @@ export class SandboxesService {
         actor,
       );
       const sealed = sealSandboxSpec(this.deps.secrets, spec, sandboxSecretContext(ws.name, name), row.spec);
+      // spec.enabled: false stops serving it (issue 14 item 8): the controller freezes it and
+      // says DEACTIVATED (reference: "DEACTIVATING and DEACTIVATED happen when enabled=false");
+      // enabled again, it deploys like any spec change and resumes where it stopped.
+      const disabled = spec.enabled === false;
+      const status = disabled ? 'DEACTIVATING' : 'DEPLOYING';
       return {
-        patch: { ...metadataColumns(body.metadata, row), spec: sealed, status: 'DEPLOYING' },
+        patch: { ...metadataColumns(body.metadata, row), spec: sealed, status },
         event: newEvent(
           row,
           'deployment',
-          'DEPLOYING',
-          'Sandbox spec updated; waiting to be applied',
+          status,
+          disabled
+            ? 'Sandbox disabled (spec.enabled: false); it stops being served'
+            : 'Sandbox spec updated; waiting to be applied',
           this.deps.now(),
         ),
       };
@@ -282,6 +365,32 @@ export class SandboxesService {
       memoryMB: spec.runtime?.memory ?? DEFAULT_MEMORY_MB,
       env,
     });
+  }
+
+  /**
+   * The sandbox that holds this name, if any (issue 14 item 2: a deleted name is free at once).
+   * One being deleted is waited for (bounded, woken by the controller's notices), and a
+   * TERMINATED record — kept a while only so lists with showTerminated can show it — is removed
+   * so the new sandbox can take its name; its usage is charged by the meter up to its removal.
+   */
+  private async previousOf(workspace: string, name: string): Promise<ResourceRow<SandboxSpec> | undefined> {
+    const deadline = this.deps.now().getTime() + REUSE_WAIT_MS;
+    for (;;) {
+      const watch = this.deps.watchSandbox?.(workspace, name); // before the read: no notice lost
+      try {
+        const row = await this.col.find(workspace, name);
+        if (!row) return undefined;
+        if (row.terminatedAt) {
+          await this.col.remove(row);
+          return undefined;
+        }
+        const left = deadline - this.deps.now().getTime();
+        if (row.status !== 'DELETING' || !watch || left <= 0) return row;
+        await watch.next(left);
+      } finally {
+        watch?.cancel();
+      }
+    }
   }
 
   private alreadyExists(workspace: string, name: string): ApiError {

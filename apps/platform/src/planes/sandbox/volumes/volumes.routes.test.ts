@@ -38,7 +38,11 @@ describe.each(testDatabases(process.env))('volumes over HTTP ($name)', (database
   });
 
   it('spec is immutable except that size grows; a change is a 400 naming the field', async () => {
-    await p.call('POST', '/v0/volumes', volume('data', { template: 'base:1' }));
+    // Issue 14 item 8: there are no volume templates here; a template is refused, not ignored.
+    const templated = await p.call('POST', '/v0/volumes', volume('data', { template: 'base:1' }));
+    expect(templated.status).toBe(400);
+    expect(templated.body.message).toContain('spec.template');
+    await p.call('POST', '/v0/volumes', volume('data'));
     const region = await p.call('PUT', '/v0/volumes/data', volume('data', { region: 'eu' }));
     expect(region.status).toBe(400);
     expect(region.body.message).toContain('spec.region');

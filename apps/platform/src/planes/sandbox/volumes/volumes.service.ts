@@ -64,6 +64,13 @@ export class VolumesService {
     const existing = await this.col.find(ws.name, name);
     // A terminated volume no longer holds its name (reference: deleted volumes are only records).
     if (existing?.terminatedAt) await this.col.remove(existing);
+    // Stored and ignored was the defect (issue 14 item 8): there are no volume templates here.
+    if (body.spec.template !== undefined) {
+      throw invalidField(
+        'spec.template',
+        'volume templates are not available on this platform: create the volume empty and fill it from a sandbox',
+      );
+    }
     const spec: VolumeSpec = {
       region: body.spec.region ?? this.deps.hosts.region,
       size: body.spec.size ?? DEFAULT_VOLUME_SIZE_MB,
