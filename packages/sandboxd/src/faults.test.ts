@@ -195,7 +195,7 @@ describe('aborted downloads and streams', () => {
     });
     await rawAbort(
       [
-        'POST /mcp HTTP/1.1\r\nhost: sandbox\r\ncontent-type: application/json\r\n' +
+        'POST /mcp HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n' +
           `accept: application/json, text/event-stream\r\ncontent-length: ${call.length}\r\n\r\n${call}`,
       ],
       100,
@@ -271,7 +271,7 @@ describe('bounds on what a client can make sandboxd hold (http/limits.ts)', () =
     if (streamed) expect(streamed.status).toBe(413);
     const mcp = await rawAbort(
       [
-        `POST /mcp HTTP/1.1\r\nhost: sandbox\r\ncontent-type: application/json\r\ncontent-length: ${LIMITS.jsonBodyBytes + 1}\r\n\r\n`,
+        `POST /mcp HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: ${LIMITS.jsonBodyBytes + 1}\r\n\r\n`,
       ],
       300,
     );
