@@ -57,6 +57,8 @@ export interface PlatformDeps {
   maxSandboxMemoryMB?: number;
   /** USD per unit of each billing dimension (planes/metering/prices.ts); defaults when absent. */
   prices?: PriceTable;
+  /** Routes of planes compose.ts builds outside the app (the jobs plane's executions). */
+  extraRoutes?: (app: ReturnType<typeof createManagementApp>, deps: RouteDeps) => void;
 }
 
 /** Every route the management plane serves, in OpenAPI order. */
@@ -148,5 +150,6 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
       runUrl: deps.apiUrl,
     }),
   );
+  deps.extraRoutes?.(app, routeDeps);
   return app;
 }

@@ -85,6 +85,12 @@ export const platformEnvSchema = z.object({
   TARMAC_REQUEST_TIMEOUT_MS: optional,
   TARMAC_KEEPALIVE_TIMEOUT_MS: optional,
 
+  // Jobs (planes/jobs/ARCHITECTURE.md).
+  /** Task containers running at once per workspace; more wait (execution `queued`) (16). */
+  TARMAC_JOBS_WORKSPACE_CAPACITY: optional,
+  /** Seconds between SIGTERM and SIGKILL when an execution is cancelled (10). */
+  TARMAC_JOBS_CANCEL_GRACE_SECONDS: optional,
+
   // Metering (planes/metering/ARCHITECTURE.md).
   /** JSON object of price overrides, dimension → USD per unit. */
   TARMAC_METERING_PRICES: optional,
@@ -113,6 +119,7 @@ export interface PlatformConfig {
     allowCidrs: string[];
   };
   metering: { prices: PriceTable; intervalMs: number };
+  jobs: { capacityPerWorkspace: number; graceSeconds: number };
   connections: ConnectionConfig;
 }
 
@@ -160,8 +167,30 @@ export function resolveConfig({ flags, env, homedir }: ConfigSources): PlatformC
       prices: prices(e.TARMAC_METERING_PRICES),
       intervalMs: meteringIntervalMs(e.TARMAC_METERING_INTERVAL_SECONDS),
     },
+    jobs: {
+      capacityPerWorkspace: wholeNumber(
+        e.TARMAC_JOBS_WORKSPACE_CAPACITY,
+        'TARMAC_JOBS_WORKSPACE_CAPACITY',
+        16,
+        1,
+      ),
+      graceSeconds: wholeNumber(
+        e.TARMAC_JOBS_CANCEL_GRACE_SECONDS,
+        'TARMAC_JOBS_CANCEL_GRACE_SECONDS',
+        10,
+        0,
+      ),
+    },
     connections: resolveConnectionConfig(e),
   };
+}
+
+function wholeNumber(text: string | undefined, name: string, fallback: number, min: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > 100_000) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to 100000, got "${text}"`);
+  }
+  return Number(text);
 }
 
 /** A number setting under `key`, or nothing when unset (the engine's default applies). */
