@@ -43,6 +43,7 @@ describe.skipIf(missing !== null)(`job executions${missing ? ` (skipped: ${missi
         TARMAC_EGRESS_ALLOW_CIDRS: `${GATEWAY}/32`,
         TARMAC_JOBS_WORKSPACE_CAPACITY: '4',
         TARMAC_JOBS_CANCEL_GRACE_SECONDS: '2',
+        TARMAC_METERING_INTERVAL_SECONDS: '1',
       },
     });
     await receiver.listen(GATEWAY);
@@ -143,6 +144,27 @@ describe.skipIf(missing !== null)(`job executions${missing ? ` (skipped: ${missi
     );
     expect(logs.text).toContain('task 7 done');
     expect(logs.done).toBe(true);
+
+    // Metering: 20 task containers of 128 MB for at least the 1 s each slept, and the image's
+    // bytes while they existed, under the job's name (billing metrics API).
+    await new Promise((r) => setTimeout(r, 2500)); // two meter passes
+    const hour = 3_600_000;
+    const params = new URLSearchParams({
+      startTime: new Date(Math.floor(Date.now() / hour) * hour - hour).toISOString(),
+      endTime: new Date(Math.floor(Date.now() / hour) * hour + hour).toISOString(),
+      groupBy: 'resource_name,billing_dimension',
+    });
+    const metrics = await json<{
+      data: { resourceName?: string; billingDimension?: string; summary: { usage?: number } }[];
+    }>(await p!.api(`/v0/accounts/${p!.credentials.accountId}/metrics?${params.toString()}`));
+    const usage = (dim: string) =>
+      metrics.data.find((e) => e.resourceName === 'batch' && e.billingDimension === dim)?.summary.usage;
+    const wall = (Date.parse(done.metadata.completedAt!) - Date.parse(done.metadata.createdAt)) / 1000;
+    expect(usage('job_compute_runtime_gbs'), JSON.stringify(metrics.data)).toBeGreaterThanOrEqual(
+      (20 * 1 * 128) / 1024 - 0.5,
+    );
+    expect(usage('job_compute_runtime_gbs')).toBeLessThanOrEqual(((4 * 128) / 1024) * (wall + 2));
+    expect(usage('job_image_storage_gbs'), JSON.stringify(metrics.data)).toBeGreaterThan(0);
   }, 300_000);
 
   it('retries a failing task with backoff (stats.retried), the index under BL_TASK_KEY', async () => {

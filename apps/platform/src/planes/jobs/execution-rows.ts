@@ -22,6 +22,9 @@ import {
 
 export type ExecutionRow = ResourceRow<JobExecution['spec']>;
 
+/** Event type recording how many task containers an execution has from its time on (metering). */
+export const TASKS_EVENT = 'Tasks';
+
 export interface ExecutionRowStore {
   getById<S>(id: string): Promise<ResourceRow<S> | undefined>;
   update<S>(id: string, patch: ResourcePatch, expectedRevision: number): Promise<ResourceRow<S>>;
@@ -101,7 +104,26 @@ export class ExecutionRows {
       };
     });
     const started = runs.some((r) => r.attempts > 0);
+    // Metering (planes/metering job source): every change of the number of task containers is an
+    // event, so usage is split exactly where it changed.
+    const liveNow = runs.filter((r) => r.phase === 'starting' || r.phase === 'running').length;
+    const liveBefore = system.runs.filter((r) => r.phase === 'starting' || r.phase === 'running').length;
+    const events =
+      liveNow === liveBefore
+        ? undefined
+        : [
+            ...row.events,
+            {
+              type: TASKS_EVENT,
+              status: String(liveNow),
+              message: `${liveNow} task container${liveNow === 1 ? '' : 's'} running`,
+              revision: '',
+              canaryRevision: '',
+              time: at,
+            },
+          ];
     return {
+      ...(events ? { events } : {}),
       status,
       system: {
         ...system,

@@ -41,6 +41,8 @@ export interface ExecutionPlan {
   envSealed: string;
   /** Seconds between SIGTERM and SIGKILL on cancel. */
   graceSeconds: number;
+  /** The image's stored bytes (engine ImageInfo.sizeBytes): job_image_storage_gbs while tasks run. */
+  imageSizeBytes?: number;
 }
 
 export interface ExecutionSystem {

@@ -34,7 +34,7 @@ export interface ExecutionsDeps {
   jobs: JobCatalogue;
   runner: Pick<JobRunner, 'rows' | 'kick' | 'workspaceLoad' | 'capacityPerWorkspace'>;
   setup: Pick<TaskSetup, 'resolveImage'>;
-  engine: Pick<TaskEngine, 'readLog'>;
+  engine: Pick<TaskEngine, 'readLog' | 'ensureImage'>;
   sealer: Sealer;
   logs: TaskLogArchive;
   /** The engine's most memory for one container (MB). */
@@ -72,6 +72,10 @@ export class ExecutionsService {
     const image = await this.d.setup.resolveImage(workspace, runtime.image);
     if (!image)
       throw invalidField('spec.runtime.image', `image "${runtime.image}" is not available in this workspace`);
+    const imageSizeBytes = await this.d.engine.ensureImage(image).then(
+      (info) => info.sizeBytes,
+      () => undefined, // unknown size: image storage is not metered for it
+    );
     const tasks = req.tasks.length > 0 ? req.tasks : [{}];
     if (!req.allowQueue) {
       // 429 and nothing created when no task could start now (reference §2.4 allowQueue).
@@ -104,6 +108,7 @@ export class ExecutionsService {
         maxRetries: runtime.maxRetries,
         envSealed: this.d.sealer.seal(JSON.stringify(env), id),
         graceSeconds: this.d.graceSeconds,
+        ...(imageSizeBytes ? { imageSizeBytes } : {}),
       },
     };
     const spec: JobExecution['spec'] = {
