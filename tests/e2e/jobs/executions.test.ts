@@ -3,6 +3,10 @@
 // stats.retried, timeout kill, idempotent `id`, allowQueue:false 429 creating nothing, cancel
 // mid-run, BL_EXECUTION_DATA_URL and TASK_INDEX/BL_TASK_KEY inside the task, task logs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cliEnv, runCli } from '../cli/cli-runner.js';
 import type { RunningPlatform } from '../support/platform.js';
 import {
   engineIds,
@@ -197,6 +201,41 @@ describe.skipIf(missing !== null)(`job executions${missing ? ` (skipped: ${missi
     // A timeout is not retried.
     expect(receiver.of(id, 'start')).toHaveLength(1);
   }, 180_000);
+
+  it('tarmac run job follows an execution to its end (exit code), tarmac logs job prints task output', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tarmac-jobcli-'));
+    try {
+      const file = join(dir, 'tasks.json');
+      writeFileSync(file, JSON.stringify({ tasks: [{ x: 1 }, { x: 2 }] }));
+      const env = cliEnv({
+        TARMAC_API_URL: p!.url,
+        TARMAC_API_KEY: p!.credentials.apiKey,
+        TARMAC_WORKSPACE: p!.credentials.workspace,
+        TARMAC_HOME: dir,
+      });
+      receiver.plan = () => 'ok';
+      const ok = await runCli(['run', 'job', 'batch', '--file', file, '--parallelism', '2'], {
+        env,
+        timeoutMs: 120_000,
+      });
+      expect(ok.code, ok.stderr).toBe(0);
+      const id = ok.stdout.trim();
+      expect(ok.stderr).toContain('succeeded: 2/2 succeeded');
+      const logs = await runCli(['logs', 'job', 'batch', id, 'task-1'], { env });
+      expect(logs.code, logs.stderr).toBe(0);
+      expect(logs.stdout).toContain('task 1 done');
+      const all = await runCli(['logs', 'job', 'batch', id, '-f'], { env, timeoutMs: 60_000 });
+      expect(all.stdout).toContain('[task-0] task 0 done');
+      expect(all.stdout).toContain('[task-1] task 1 done');
+      receiver.plan = () => 'fail';
+      const failed = await runCli(['run', 'job', 'batch', '--file', file], { env, timeoutMs: 120_000 });
+      expect(failed.code, failed.stderr).toBe(1);
+      expect(failed.stderr).toContain('failed: 0/2 succeeded, 2 failed');
+      track();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
 
   it('cancels mid-run: cancelling, then cancelled; running tasks stopped, no new ones', async () => {
     receiver.plan = () => 'sleep 600';
