@@ -40,7 +40,7 @@ exit 0
 `;
 
 /** docker-save archive: /bin/busybox (static), /bin/sh and /bin/wget links, /task.sh as Entrypoint. */
-export function jobImageArchive(work: string, ref: string): string {
+export function jobImageArchive(work: string, ref: string, cmd: string[] = ['/task.sh']): string {
   const src = join(work, 'layer');
   mkdirSync(join(src, 'bin'), { recursive: true });
   mkdirSync(join(src, 'tmp'), { recursive: true });
@@ -53,7 +53,7 @@ export function jobImageArchive(work: string, ref: string): string {
   writeFileSync(
     join(root, 'config.json'),
     JSON.stringify({
-      config: { Env: ['PATH=/bin'], WorkingDir: '/', Entrypoint: ['/bin/sh'], Cmd: ['/task.sh'] },
+      config: { Env: ['PATH=/bin'], WorkingDir: '/', Entrypoint: ['/bin/sh'], Cmd: cmd },
     }),
   );
   writeFileSync(
