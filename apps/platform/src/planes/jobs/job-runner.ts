@@ -68,9 +68,13 @@ export class JobRunner {
   /** Containers a stop was sent to (timeout or cancel), so it is sent once. */
   private readonly stopping = new Set<string>();
   private readonly live = new Map<string, LiveTask>();
+  /** Container removals in flight. */
+  private readonly cleaning = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
   private again = false;
+  /** Passes run only between start() and stop(). */
+  private started = false;
   private stopped = false;
 
   constructor(private readonly d: JobRunnerDeps) {
@@ -80,6 +84,7 @@ export class JobRunner {
 
   /** Re-attaches what survived a restart (cleans finished containers), then runs passes. */
   async start(): Promise<void> {
+    this.started = true;
     await this.sweepContainers().catch((err) => this.d.logger.error({ err }, 'job container sweep failed'));
     await this.pass();
     this.timer = setInterval(() => this.kick(), this.d.tickMs ?? 100);
@@ -91,7 +96,13 @@ export class JobRunner {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.passing;
+    await Promise.allSettled([...this.cleaning]);
     await this.rows.idle();
+  }
+
+  private track(p: Promise<void>): void {
+    this.cleaning.add(p);
+    void p.finally(() => this.cleaning.delete(p));
   }
 
   /** Egress identities of running tasks (compose.ts adds them to the proxy's live list). */
@@ -118,7 +129,7 @@ export class JobRunner {
 
   /** A coalesced pass: one runs at a time, and one more after it if asked meanwhile. */
   kick(): void {
-    if (this.stopped) return;
+    if (!this.started || this.stopped) return;
     if (this.passing) {
       this.again = true;
       return;
@@ -236,7 +247,9 @@ export class JobRunner {
           endedMs: now,
         });
       }
-      await this.cleanUp(row.id, i, before.attempts, before.engineId);
+      // Not awaited: removing a container takes a while and must not hold up the next starts
+      // (stop() waits for these; a crash in between is swept at the next start).
+      this.track(this.cleanUp(row.id, i, before.attempts, before.engineId));
     }
     if (written && written.status !== row.status)
       this.d.logger.info(
