@@ -184,6 +184,18 @@ describe.skipIf(missing !== null)(`job executions${missing ? ` (skipped: ${missi
     expect(starts.map((e) => e.attempt)).toEqual([1, 2]);
     expect(starts[0]!.key).toBe('MY_INDEX');
     expect(starts[1]!.at - starts[0]!.at).toBeGreaterThanOrEqual(900); // the 1 s backoff
+
+    // The attack: another execution's data with this execution's capability. The data server on
+    // the bridge gateway answers only the URL it handed out (row id + HMAC of it).
+    const mine = new URL(starts[0]!.dataUrl!);
+    const other = new URL(receiver.of('par-run', 'start')[0]!.dataUrl!);
+    expect((await fetch(mine)).status).toBe(200);
+    const [, , otherRow] = other.pathname.split('/');
+    const [, , myRow, myToken] = mine.pathname.split('/');
+    expect(otherRow).not.toBe(myRow);
+    const stolen = await fetch(new URL(`/executions/${otherRow}/${myToken}`, mine));
+    expect(stolen.status).toBe(404);
+    expect(await stolen.text()).not.toContain('w19');
   }, 180_000);
 
   it('kills a task past its timeout and reports it', async () => {

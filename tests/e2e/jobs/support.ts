@@ -28,7 +28,7 @@ k="\${BL_TASK_KEY:-TASK_INDEX}"
 eval "i=\\$$k"
 q="exec=$BL_EXECUTION_ID&task=$i&attempt=$BL_TASK_ATTEMPT&key=$k"
 wget -Y off -q -O /tmp/data "$BL_EXECUTION_DATA_URL" || echo '{"error":"no data"}' > /tmp/data
-act=$(wget -q -O - --post-file /tmp/data "$RECEIVER/start?$q") || { echo "receiver unreachable"; exit 90; }
+act=$(wget -q -O - --header "X-Data-Url: $BL_EXECUTION_DATA_URL" --post-file /tmp/data "$RECEIVER/start?$q") || { echo "receiver unreachable"; exit 90; }
 echo "task $i attempt $BL_TASK_ATTEMPT: $act"
 case "$act" in
   fail) wget -q -O - --post-data x "$RECEIVER/end?$q" >/dev/null; exit 3;;
@@ -90,6 +90,8 @@ export interface TaskEvent {
   key: string;
   at: number;
   data?: string;
+  /** BL_EXECUTION_DATA_URL as the task saw it. */
+  dataUrl?: string;
 }
 
 /** The HTTP receiver tasks report to; `plan` says what a task does on its attempt. */
@@ -117,7 +119,12 @@ export class Receiver {
           attempt: Number(u.searchParams.get('attempt')),
           key: u.searchParams.get('key') ?? '',
           at: Date.now(),
-          ...(kind === 'start' ? { data: Buffer.concat(chunks).toString('utf8') } : {}),
+          ...(kind === 'start'
+            ? {
+                data: Buffer.concat(chunks).toString('utf8'),
+                dataUrl: String(req.headers['x-data-url'] ?? ''),
+              }
+            : {}),
         };
         this.events.push(e);
         res.writeHead(200, { 'content-type': 'text/plain' }).end(kind === 'start' ? this.plan(e) : 'ok');
