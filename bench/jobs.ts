@@ -70,12 +70,13 @@ async function engineRound(
   engine: ReturnType<typeof testEngine>,
   image: string,
   round: number,
+  count = N,
 ): Promise<number> {
   const t0 = Date.now();
   let next = 0;
   const worker = async () => {
-    for (let i = next++; i < N; i = next++) {
-      const id = `jb-${process.pid.toString(36)}-${round}-${i}`;
+    for (let i = next++; i < count; i = next++) {
+      const id = `jb-${process.pid.toString(36)}-${round < 0 ? 'w' : round}-${i}`;
       await engine.createSandbox({ id, image, memoryMB: MEMORY, command: [], env: {} });
       while ((await engine.inspect(id)).status !== 'STOPPED') await sleep(10);
       await engine.deleteSandbox(id);
