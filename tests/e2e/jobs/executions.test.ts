@@ -236,6 +236,15 @@ describe.skipIf(missing !== null)(`job executions${missing ? ` (skipped: ${missi
       const logs = await runCli(['logs', 'job', 'batch', id, 'task-1'], { env });
       expect(logs.code, logs.stderr).toBe(0);
       expect(logs.stdout).toContain('task 1 done');
+      // The base-URL trigger (spec "Inference endpoints": {base_url}/{ws}/jobs/{name}/executions).
+      const trigger = await fetch(`${p!.url}/${p!.credentials.workspace}/jobs/batch/executions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${p!.credentials.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ tasks: [{ via: 'url' }] }),
+      });
+      const triggered = await json<{ id: string; jobId: string }>(trigger);
+      expect(trigger.status, JSON.stringify(triggered)).toBe(200);
+      expect((await waitExecution(p!, 'batch', triggered.id)).status).toBe('succeeded');
       const all = await runCli(['logs', 'job', 'batch', id, '-f'], { env, timeoutMs: 60_000 });
       expect(all.stdout).toContain('[task-0] task 0 done');
       expect(all.stdout).toContain('[task-1] task 1 done');
