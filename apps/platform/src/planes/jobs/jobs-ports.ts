@@ -18,7 +18,7 @@ export interface JobRecord {
 export interface JobCatalogue {
   /** undefined when the workspace has no such job. */
   get(workspace: string, name: string): Promise<JobRecord | undefined>;
-  /** Every job of every workspace with a cron trigger (cron-triggers.ts). */
+  /** Every job of every workspace with a cron trigger (cron-triggers.ts); `envs` left empty. */
   withCronTriggers(): Promise<JobRecord[]>;
 }
 

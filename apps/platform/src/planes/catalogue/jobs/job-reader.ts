@@ -18,12 +18,14 @@ export interface RunnableJob {
  * way the sandbox controller opens a sandbox's at start.
  */
 export function jobReader(store: Store, secrets: SecretBox) {
-  const read = (row: ResourceRow<JobSpec>): RunnableJob => {
-    const revealed = viewSpec(secrets, row.spec, secretContext(row.workspace, JOB_KIND, row.name), 'reveal');
+  const read = (row: ResourceRow<JobSpec>, reveal = true): RunnableJob => {
+    const revealed = reveal
+      ? viewSpec(secrets, row.spec, secretContext(row.workspace, JOB_KIND, row.name), 'reveal')
+      : row.spec;
     const parsed = jobSpecSchema.safeParse(revealed);
     const spec = parsed.success ? parsed.data : revealed;
     const envs: Record<string, string> = {};
-    for (const e of spec.runtime.envs) envs[e.name] = e.value ?? '';
+    if (reveal) for (const e of spec.runtime.envs) envs[e.name] = e.value ?? '';
     return { name: row.name, workspace: row.workspace, spec, envs };
   };
   return {
@@ -33,9 +35,12 @@ export function jobReader(store: Store, secrets: SecretBox) {
     },
     async withCronTriggers(): Promise<RunnableJob[]> {
       const rows = await store.resources.listByKind<JobSpec>(JOB_KIND);
-      return rows
-        .filter((r) => r.status !== 'DELETING' && (r.spec.triggers ?? []).some((t) => t.type === 'cron'))
-        .map(read);
+      return (
+        rows
+          .filter((r) => r.status !== 'DELETING' && (r.spec.triggers ?? []).some((t) => t.type === 'cron'))
+          // Schedules only: the envs stay sealed (the execution's create reads the job again).
+          .map((row) => read(row, false))
+      );
     },
   };
 }
