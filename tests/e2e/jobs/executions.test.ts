@@ -64,6 +64,7 @@ describe.skipIf(missing !== null)(`job executions${missing ? ` (skipped: ${missi
   }, 15 * 60_000);
 
   afterAll(async () => {
+    dropImage?.();
     if (p) {
       for (const id of engineIds(p.home)) ids.add(id);
       await p.stop();
@@ -71,7 +72,6 @@ describe.skipIf(missing !== null)(`job executions${missing ? ` (skipped: ${missi
       removeHome(p.home);
     }
     await receiver.close();
-    dropImage?.();
   }, 120_000);
 
   const track = () => {

@@ -51,14 +51,14 @@ describe.skipIf(missing !== null)(`job restart and cron${missing ? ` (skipped: $
   }, 15 * 60_000);
 
   afterAll(async () => {
+    dropImage?.();
+    await receiver.close();
     if (p) {
       for (const id of engineIds(p.home)) ids.add(id);
       await p.stop();
     }
     expect(hostLeftovers([...ids])).toEqual([]);
     if (home) removeHome(home);
-    await receiver.close();
-    dropImage?.();
   }, 120_000);
 
   it('a restart mid-execution loses and duplicates nothing', async () => {
