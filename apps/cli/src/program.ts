@@ -5,6 +5,7 @@ import { registerPreview } from './commands/preview.js';
 import { registerResources } from './commands/resources.js';
 import type { RunState } from './commands/run.js';
 import { registerSandbox } from './commands/sandbox.js';
+import { registerJobs } from './commands/jobs.js';
 import type { CliContext } from './context.js';
 import { CliError, EXIT, EXIT_CODES_HELP } from './errors.js';
 
@@ -63,6 +64,7 @@ export function buildProgram(ctx: CliContext): Command & { run(argv: string[]): 
     registerSandbox,
     registerPreview,
     registerCompletion,
+    registerJobs,
   ]) {
     register(program, ctx, state);
   }

@@ -67,6 +67,8 @@ export interface PlatformDeps {
   prices?: PriceTable;
   /** Model `runtime.type`s the model gateway serves: their records are DEPLOYED (issue 18). */
   servedModelTypes?: ReadonlySet<string>;
+  /** Routes of planes compose.ts builds outside the app (the jobs plane's executions). */
+  extraRoutes?: (app: ReturnType<typeof createManagementApp>, deps: RouteDeps) => void;
 }
 
 /**
@@ -169,5 +171,6 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
       ...(deps.servedModelTypes ? { servedModelTypes: deps.servedModelTypes } : {}),
     }),
   );
+  deps.extraRoutes?.(app, routeDeps);
   return app;
 }

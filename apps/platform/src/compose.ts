@@ -27,6 +27,11 @@ import { WorkspaceImages, workspaceRef } from './planes/catalogue/images/workspa
 import { withSandboxGateway } from './planes/sandbox/gateway/listener.js';
 import { startSandboxPlane } from './planes/sandbox/sandbox-plane.js';
 import { sharedServices } from './shared-services.js';
+import { createJobsPlane } from './planes/jobs/jobs-plane.js';
+import { executionOfCredential } from './planes/jobs/task-container.js';
+import { jobReader } from './planes/catalogue/jobs/job-reader.js';
+import { toExecution } from './planes/catalogue/jobs/job-executions.service.js';
+import { gatewayAddress, SHARED_PORTS } from './planes/sandbox/egress/egress-plane.js';
 import { PLATFORM_VERSION } from './version.js';
 
 /** What main.ts opened: the process's config, store, keys and files. */
@@ -122,10 +127,40 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       adoptLegacy: (engineImages) => namespaceLegacyImages(engineImages, store, logger),
     },
   });
+  // Jobs (planes/jobs/ARCHITECTURE.md): task containers on the sandbox engine, with a sandbox's
+  // egress defaults and per-workspace images; job records come from the catalogue.
+  const jobs = createJobsPlane({
+    store,
+    engine: sandboxPlane.engine,
+    jobs: jobReader(store, shared.secrets),
+    setup: {
+      defaults: (credentialId) => egress.sandboxDefaults({ id: credentialId }),
+      resolveImage: (workspace, ref) => workspaceImages.resolve(workspace, ref),
+    },
+    sealer: shared.secrets,
+    dataKey: r.secretKey,
+    home: config.home,
+    logger,
+    capacityPerWorkspace: config.jobs.capacityPerWorkspace,
+    graceSeconds: config.jobs.graceSeconds,
+    maxMemoryMB: sandboxPlane.memoryCapacityMB,
+    view: toExecution,
+  });
   await egress.start({
     ensureBridge: () => sandboxPlane.ensureBridge(),
-    live: sandboxPlane.controllers.live,
-    resources: store.resources,
+    // Running job tasks use the proxy like sandboxes: their own credentials, checked against
+    // their address; their policy is a sandbox's without network settings.
+    live: { all: () => [...sandboxPlane.controllers.live.all(), ...jobs.liveTasks()] },
+    lookupLive: (id) => jobs.runner.findLiveTask(id),
+    resources: {
+      getById: async (id) => {
+        const execution = executionOfCredential(id);
+        if (!execution) return store.resources.getById(id);
+        const row = await store.resources.getById(execution);
+        return row && { ...row, spec: {}, system: {} };
+      },
+      update: (id, patch, expectedRevision) => store.resources.update(id, patch, expectedRevision),
+    },
     secrets: shared.secrets,
     changes: shared.changeFeed,
     runner: new ProcessRunner(),
@@ -156,8 +191,15 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       version: PLATFORM_VERSION,
       prices: config.metering.prices,
       servedModelTypes: SERVED_PROVIDER_TYPES,
+      extraRoutes: (app, routeDeps) => jobs.register(app, routeDeps),
     },
     shared,
+  );
+  // BL_EXECUTION_DATA_URL on the bridge gateway, on a port every sandbox firewall opens (the
+  // proxy's shared range, taken from the top; the proxy takes it from the bottom).
+  await jobs.start(
+    gatewayAddress(engineConfig.network.subnet ?? DEFAULT_NETWORK.subnet),
+    [...SHARED_PORTS].reverse(),
   );
 
   // The model gateway (issue 18): the catalogue's model records in, usage out to metering.
@@ -196,6 +238,8 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     egressUrl: () => egress.url(),
     trustedCaPem: r.extraCaPem.join(''),
     closers: [
+      // Task containers keep running too (a restart re-attaches them); the runner and cron stop.
+      { name: 'jobs', close: () => jobs.stop() },
       // Sandboxes keep running (restart safety); only the controllers' loops stop.
       { name: 'sandboxes', close: () => sandboxPlane.stop() },
       { name: 'egress', close: () => egress.close() },

@@ -120,6 +120,11 @@ export const platformEnvSchema = z.object({
   TARMAC_MODEL_RETRIES: optional,
   /** Longest Retry-After honoured by a retry, seconds (10); a longer one is surfaced at once. */
   TARMAC_MODEL_MAX_RETRY_DELAY_SECONDS: optional,
+  // Jobs (planes/jobs/ARCHITECTURE.md).
+  /** Task containers running at once per workspace; more wait (execution `queued`) (16). */
+  TARMAC_JOBS_WORKSPACE_CAPACITY: optional,
+  /** Seconds between SIGTERM and SIGKILL when an execution is cancelled (10). */
+  TARMAC_JOBS_CANCEL_GRACE_SECONDS: optional,
 
   // Metering (planes/metering/ARCHITECTURE.md).
   /** JSON object of price overrides, dimension → USD per unit. */
@@ -149,6 +154,7 @@ export interface PlatformConfig {
     allowCidrs: string[];
   };
   metering: { prices: PriceTable; intervalMs: number };
+  jobs: { capacityPerWorkspace: number; graceSeconds: number };
   connections: ConnectionConfig;
   /** Where the extra trusted CAs are (TARMAC_EXTRA_CA_CERTS); `required`: a missing path is an error. */
   extraCaCerts: ExtraCaSources;
@@ -207,6 +213,20 @@ export function resolveConfig({ flags, env, homedir }: ConfigSources): PlatformC
       prices: prices(e.TARMAC_METERING_PRICES),
       intervalMs: meteringIntervalMs(e.TARMAC_METERING_INTERVAL_SECONDS),
     },
+    jobs: {
+      capacityPerWorkspace: boundedWholeNumber(
+        e.TARMAC_JOBS_WORKSPACE_CAPACITY,
+        'TARMAC_JOBS_WORKSPACE_CAPACITY',
+        16,
+        1,
+      ),
+      graceSeconds: boundedWholeNumber(
+        e.TARMAC_JOBS_CANCEL_GRACE_SECONDS,
+        'TARMAC_JOBS_CANCEL_GRACE_SECONDS',
+        10,
+        0,
+      ),
+    },
     connections: resolveConnectionConfig(e),
     extraCaCerts: extraCaSources(e),
     models: {
@@ -261,6 +281,15 @@ export interface ExtraCaSources {
   required: string[];
   /** The host's defaults: read when present. */
   optional: string[];
+}
+
+/** A whole number from `min` to 100000 (unset: `fallback`). */
+function boundedWholeNumber(text: string | undefined, name: string, fallback: number, min: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > 100_000) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to 100000, got "${text}"`);
+  }
+  return Number(text);
 }
 
 /** A number setting under `key`, or nothing when unset (the engine's default applies). */

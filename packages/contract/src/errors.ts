@@ -25,6 +25,8 @@ export const managementErrorStatus = {
   /** The thing existed but is no longer available, e.g. an expired pending image share (reference §1.9). */
   gone: 410,
   payload_too_large: 413,
+  /** No capacity now and the caller asked not to queue (job executions, `allowQueue: false`). */
+  too_many_requests: 429,
   unsupported_media_type: 415,
   internal_error: 500,
   unavailable: 503,

@@ -39,6 +39,13 @@ export interface SandboxSpec {
   files?: HostFile[];
   /** A snapshot (LocalEngine.snapshotSandbox) whose files the writable layer starts with: a fork. */
   fromSnapshot?: string;
+  /**
+   * Run this program (under tini) as the container's workload instead of sandboxd: a job task
+   * (apps/platform planes/jobs). The container stops when it exits; inspect() then reports its
+   * exit code, and its stdout/stderr are in the container's log (readLog). No sandboxd, so
+   * waitReady does not apply. `[]` means the image's Entrypoint + Cmd.
+   */
+  command?: string[];
 }
 
 export interface HostFile {
@@ -131,4 +138,9 @@ export interface Engine {
   growVolume(name: string, sizeMB: number): Promise<VolumeInfo>;
   deleteVolume(name: string): Promise<void>;
   listVolumes(): Promise<VolumeInfo[]>;
+  /**
+   * The tail (at most maxBytes) of a container's output log from byte `offset` on: a command
+   * container's stdout/stderr (job tasks), sandboxd's for a sandbox. Missing container: ''.
+   */
+  readLog(id: string, offset: number, maxBytes: number): Promise<{ text: string; next: number }>;
 }

@@ -26,7 +26,9 @@ function layer(work: string, name: string, files: Record<string, string>, gzip =
 
 const LAYER1 = { 'hello.txt': 'bye soon', 'keep.txt': 'kept', 'dir/a': 'a', 'dir/b': 'b', 'app/.keep': '' };
 const LAYER2 = { '.wh.hello.txt': '', 'dir/.wh..wh..opq': '', 'dir/c': 'c', 'keep.txt': 'kept v2' };
-const CONFIG = { config: { Env: ['PATH=/bin', 'FOO=bar'], WorkingDir: '/app' } };
+const CONFIG = {
+  config: { Env: ['PATH=/bin', 'FOO=bar'], WorkingDir: '/app', Entrypoint: ['/bin/run'], Cmd: ['--now'] },
+};
 
 function dockerSave(work: string): string {
   const root = join(work, 'docker');
@@ -94,6 +96,8 @@ describe.skipIf(missing !== null)(`image import${missing ? ` (skipped: ${missing
       const img = await engine.importImage(build(work), ref);
       expect(img).toMatchObject({ ref, layers: 1 });
       const [root] = engine.images.resolve(ref).layerDirs;
+      // The image's command, what a job task runs (SandboxSpec.command), kept in the store.
+      expect(engine.images.resolve(ref)).toMatchObject({ entrypoint: ['/bin/run'], cmd: ['--now'] });
       // Size: the layer's apparent bytes (7 + 1 bytes of files plus directory entries), measured at
       // import and stored in image.json, so later reads do not walk the layers again.
       const duBytes = Number(

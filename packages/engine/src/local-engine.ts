@@ -1,7 +1,7 @@
 // LocalEngine: sandboxes as runc containers on this host. All state lives on disk (sandbox
 // files, runc state, cgroups, mounts, netns), so any number of engine instances, including one in
 // a new platform process after a crash, see the same sandboxes: nothing is held only in memory.
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -34,7 +34,8 @@ import { execEnvArgs, sandboxdProcessEnv } from './sandboxd-env.js';
 import { SandboxFiles, type SandboxRecord } from './sandbox-files.js';
 import { DEFAULT_DISK_MB, diskPaths, mountSandboxRoot, releaseSandboxDisk } from './sandbox-disk.js';
 import { describeSandbox } from './sandbox-status.js';
-import { mergeEnv, validate } from './spec.js';
+import { commandArgs, mergeEnv, validate } from './spec.js';
+import { commandContainerArgs, exitCodeFromLog } from './command-exit.js';
 import { DEFAULT_ID_RANGE, ShiftedLayers, shiftedLayersDir, type IdRange } from './userns.js';
 import { VolumeStore } from './volumes.js';
 import { SnapshotStore } from './snapshots.js';
@@ -247,14 +248,17 @@ export class LocalEngine implements Engine {
         volumes: spec.volumes ?? [],
         labels: spec.labels ?? {},
         cgroup,
+        ...(spec.command ? { command: true } : {}),
       };
       this.files.write(record);
       const env = mergeEnv(image.env, { HOSTNAME: spec.hostname ?? spec.id, ...spec.env });
+      const command = spec.command ? commandArgs(spec.command, image) : undefined;
       const oci = sandboxOciSpec({
         rootfs: this.runMounts.rootfs(spec.id),
         sysfs: this.runMounts.sysfs(spec.id),
-        args: sandboxArgs(runtime),
-        env: sandboxdProcessEnv(env),
+        // A command container (job task) runs the program under tini, with the env as given.
+        args: command ? commandContainerArgs(runtime, command) : sandboxArgs(runtime),
+        env: command ? env : sandboxdProcessEnv(env),
         cwd: image.workingDir,
         hostname: spec.hostname ?? spec.id,
         cgroupsPath: `/${cgroup}`,
@@ -447,6 +451,27 @@ export class LocalEngine implements Engine {
     return this.info(this.files.read(id));
   }
 
+  async readLog(id: string, offset: number, maxBytes: number): Promise<{ text: string; next: number }> {
+    const path = this.files.layout(id).log;
+    let size: number;
+    try {
+      size = statSync(path).size;
+    } catch {
+      return { text: '', next: offset };
+    }
+    const start = Math.max(offset, size - maxBytes, 0);
+    const length = Math.max(0, size - start);
+    if (length === 0) return { text: '', next: size };
+    const buf = Buffer.alloc(length);
+    const fd = openSync(path, 'r');
+    try {
+      readSync(fd, buf, 0, length, start);
+    } finally {
+      closeSync(fd);
+    }
+    return { text: buf.toString('utf8'), next: size };
+  }
+
   /** Runs a command inside a running sandbox (debugging and tests; not part of Engine). */
   exec(id: string, args: string[], opts: { timeoutMs?: number; input?: string } = {}): Promise<RunResult> {
     this.files.read(id);
@@ -502,11 +527,17 @@ export class LocalEngine implements Engine {
 
   private info(rec: SandboxRecord): SandboxInfo {
     const live = this.runc.alive(rec.id);
+    let stop = this.files.readStop(rec.id);
+    // A command container that ended by itself: its wrapper wrote the exit code last in its log.
+    if (!live && !stop && rec.command) {
+      const code = exitCodeFromLog(this.logTail(rec.id, 256));
+      if (code !== null) stop = { reason: 'exited', exitCode: code, oomKilled: false };
+    }
     return describeSandbox(rec, {
       pid: live?.pid ?? null,
       frozen: live !== null && this.cgroups.isFrozen(rec.cgroup),
       oomKills: this.cgroups.oomKills(rec.cgroup),
-      stop: this.files.readStop(rec.id),
+      stop,
     });
   }
 

@@ -24,6 +24,8 @@ export interface SandboxRecord {
   volumes: VolumeMount[];
   labels: Record<string, string>;
   cgroup: string;
+  /** A command container (SandboxSpec.command): its exit code is read from its log (command-exit.ts). */
+  command?: boolean;
 }
 
 export interface StopRecord {

@@ -19,6 +19,18 @@ export function validate(spec: SandboxSpec): void {
   }
 }
 
+/**
+ * What a command container runs: the spec's command, or (given `[]`) the image's Entrypoint then
+ * Cmd as OCI images define them. An image that names neither cannot run as a command.
+ */
+export function commandArgs(command: string[], image: { entrypoint?: string[]; cmd?: string[] }): string[] {
+  const args = command.length > 0 ? command : [...(image.entrypoint ?? []), ...(image.cmd ?? [])];
+  if (args.length === 0) {
+    throw new InvalidSpecError('the image names no Entrypoint or Cmd, so there is nothing to run');
+  }
+  return args;
+}
+
 /** Image env first, spec env overriding by name. */
 export function mergeEnv(imageEnv: string[], extra: Record<string, string>): string[] {
   const map = new Map<string, string>();

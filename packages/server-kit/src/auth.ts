@@ -43,7 +43,8 @@ export async function requirePrincipal(
 
 /** The workspace a request names: `workspace=` or `X-Service-Workspace` (spec "Authentication" 3). */
 export function requestedWorkspace(c: Context): string | undefined {
-  return c.req.query('workspace') || readHeader(c, HEADERS.workspace);
+  // A `{workspace}` path parameter (the base-URL routes, e.g. `/{ws}/jobs/{job}/executions`) names it.
+  return c.req.param('workspace') || c.req.query('workspace') || readHeader(c, HEADERS.workspace);
 }
 
 export async function requireWorkspace(

@@ -13,6 +13,8 @@ export const FUNCTION_KIND = 'function';
 export const MODEL_KIND = 'model';
 export const JOB_KIND = 'job';
 export const JOB_EXECUTION_KIND = 'job-execution';
+/** Last fired minute of a job's cron triggers (planes/jobs/cron-triggers.ts). */
+export const JOB_CRON_STATE_KIND = 'job-cron-state';
 export const APPLICATION_KIND = 'application';
 export const IMAGE_KIND = 'image';
 export const PENDING_SHARE_KIND = 'pending-image-share';

@@ -11,6 +11,7 @@ import { bootstrap } from '../planes/identity/bootstrap.js';
 import { ApiKeysService } from '../planes/identity/api-keys/api-keys.service.js';
 import { PREFIX, randomId } from '../framework/credentials.js';
 import { generateSigningJwk, signingKeyFromJwk, type SigningKey } from '../planes/identity/auth/jwt.js';
+import { registerTestJobRoutes, testJobsPlane } from './job-routes.js';
 
 export { testDatabases, type TestDatabase };
 
@@ -92,7 +93,11 @@ export async function createTestPlatform(options: TestPlatformOptions): Promise<
   );
   const identity = await bootstrap(options.store, { mintKey: true, now: () => new Date(nowMs()) });
   const signingKey = options.signingKey ?? (await testSigningKey());
+  const secretKey = new Uint8Array(randomBytes(32));
+  const jobs = testJobsPlane(options.store, secretKey, logger);
   let deps: PlatformDeps = {
+    secretKey,
+    extraRoutes: registerTestJobRoutes(jobs),
     store: options.store,
     logger,
     signingKey,

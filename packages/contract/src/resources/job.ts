@@ -41,6 +41,11 @@ export const jobRuntimeSchema = z.object({
     .min(10, 'must be at least 10')
     .max(95, 'must be at most 95')
     .default(50),
+  /**
+   * Legacy (removed from the API in 2026-04, still written by project files, reference §2.4 and §6):
+   * the default `parallelism` of this job's executions.
+   */
+  maxConcurrentTasks: z.number().int('must be an integer').min(1, 'must be at least 1').max(1000).optional(),
 });
 
 /** `JobVolume` (reference §2.4): `type` has one value, `ephemeral`. */
@@ -155,6 +160,66 @@ export const jobExecutionSchema = z
   .meta({ id: 'JobExecution' });
 export type JobExecution = z.infer<typeof jobExecutionSchema>;
 
+/** Most tasks one execution may carry (and the body bound of a create). */
+export const MAX_EXECUTION_TASKS = 1000;
+/** Parallelism when neither the request nor the job's legacy `maxConcurrentTasks` says (issue 17). */
+export const DEFAULT_PARALLELISM = 10;
+
+/** `CreateJobExecutionRequest` (reference §2.4). `jobId`/`workspaceId` are accepted and ignored (the path says). */
+export const createJobExecutionRequestSchema = z
+  .object({
+    tasks: z
+      .array(z.record(z.string(), z.unknown()))
+      .max(MAX_EXECUTION_TASKS, `must have at most ${MAX_EXECUTION_TASKS} entries`)
+      .default([]),
+    env: z
+      .record(
+        z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'),
+        z.string().max(32_768, 'must be at most 32768 characters'),
+      )
+      .optional(),
+    memory: memoryMbSchema.optional(),
+    /** Idempotency key: the same `id` twice answers the first execution (reference §2.4). */
+    id: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be 1-63 lowercase letters, digits or dashes')
+      .optional(),
+    executionId: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be 1-63 lowercase letters, digits or dashes')
+      .optional(),
+    jobId: z.string().optional(),
+    workspaceId: z.string().optional(),
+    allowQueue: z.boolean().default(true),
+    /** Tasks running at once; default the job's legacy `runtime.maxConcurrentTasks`, else 1. */
+    parallelism: z.number().int('must be an integer').min(1, 'must be at least 1').max(1000).optional(),
+  })
+  .meta({ id: 'CreateJobExecutionRequest' });
+export type CreateJobExecutionRequest = z.infer<typeof createJobExecutionRequestSchema>;
+
+export const createJobExecutionOutputSchema = z
+  .object({
+    id: z.string(),
+    executionId: z.string(),
+    jobId: z.string(),
+    workspaceId: z.string(),
+    tasks: z.array(z.record(z.string(), z.unknown())),
+  })
+  .meta({ id: 'CreateJobExecutionOutput' });
+export type CreateJobExecutionOutput = z.infer<typeof createJobExecutionOutputSchema>;
+
+/** One page of a task's output (tarmac logs job): `next` is the offset to ask from to follow. */
+export const jobTaskLogsSchema = z
+  .object({
+    task: z.string(),
+    status: z.enum(TASK_STATUSES),
+    text: z.string(),
+    next: z.number().int(),
+    done: z.boolean(),
+  })
+  .meta({ id: 'JobTaskLogs' });
+export type JobTaskLogs = z.infer<typeof jobTaskLogsSchema>;
+
 const base = { path: '/v0/jobs', param: 'jobId', singular: 'Job', tag: 'jobs' } as const;
 const executionParams = z.object({ jobId: z.string(), executionId: z.string() });
 export const jobRoutes = {
@@ -178,6 +243,69 @@ export const jobRoutes = {
     query: listQuerySchema,
     response: jobExecutionSchema,
     paginated: true,
+    errors: [404],
+  }),
+  createExecution: defineRoute({
+    operationId: 'createJobExecution',
+    method: 'post',
+    path: '/v0/jobs/{jobId}/executions',
+    summary: 'Start an execution of a job (reference §1.4, §2.4)',
+    tag: 'jobs',
+    auth: 'workspace',
+    params: z.object({ jobId: z.string() }),
+    body: createJobExecutionRequestSchema,
+    response: createJobExecutionOutputSchema,
+    errors: [400, 404, 429],
+  }),
+  /** The data-plane trigger (spec "Inference endpoints": `{base_url}/{ws}/jobs/{name}/executions`). */
+  triggerExecution: defineRoute({
+    operationId: 'triggerJobExecution',
+    method: 'post',
+    path: '/{workspace}/jobs/{jobId}/executions',
+    summary: 'Start an execution of a job on its URL',
+    tag: 'jobs',
+    auth: 'workspace',
+    params: z.object({ workspace: z.string(), jobId: z.string() }),
+    body: createJobExecutionRequestSchema,
+    response: createJobExecutionOutputSchema,
+    errors: [400, 404, 429],
+  }),
+  cancelExecution: defineRoute({
+    operationId: 'deleteJobExecution',
+    method: 'delete',
+    path: '/v0/jobs/{jobId}/executions/{executionId}',
+    summary: 'Cancel an execution: cancelling, then cancelled (reference §1.4)',
+    tag: 'jobs',
+    auth: 'workspace',
+    params: executionParams,
+    response: jobExecutionSchema,
+    errors: [404],
+  }),
+  listExecutionTasks: defineRoute({
+    operationId: 'listJobExecutionTasks',
+    method: 'get',
+    path: '/v0/jobs/{jobId}/executions/{executionId}/tasks',
+    summary: 'Tasks of an execution (reference §1.4)',
+    tag: 'jobs',
+    auth: 'workspace',
+    params: executionParams,
+    query: listQuerySchema,
+    response: jobExecutionTaskSchema,
+    paginated: true,
+    errors: [404],
+  }),
+  taskLogs: defineRoute({
+    operationId: 'getJobExecutionTaskLogs',
+    method: 'get',
+    path: '/v0/jobs/{jobId}/executions/{executionId}/tasks/{taskId}/logs',
+    summary: "A task's output (stdout and stderr of its attempts), from byte `offset`",
+    tag: 'jobs',
+    auth: 'workspace',
+    params: executionParams.extend({ taskId: z.string() }),
+    query: z.object({
+      offset: z.coerce.number().int('must be an integer').min(0, 'must be at least 0').default(0),
+    }),
+    response: jobTaskLogsSchema,
     errors: [404],
   }),
   getExecution: defineRoute({

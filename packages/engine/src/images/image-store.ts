@@ -17,11 +17,11 @@ import type { ImageInfo } from '../engine.js';
 import { ImageNotFoundError, InvalidImageError } from '../errors.js';
 import type { CommandRunner } from '../runner.js';
 import { buildBaseImage, type BaseImageOptions } from './base-image.js';
-import { importArchive } from './import.js';
+import { importArchive, type ImageCommand } from './import.js';
 import { DEFAULT_IMPORT_LIMITS, type ImportLimits } from './import-limits.js';
 import { BASE_IMAGE, normalizeRef, refDirName, resolveRef } from './refs.js';
 
-export interface ImageManifest {
+export interface ImageManifest extends ImageCommand {
   ref: string;
   /** Layer dirs relative to the image dir, bottom first. */
   layers: string[];
@@ -32,7 +32,7 @@ export interface ImageManifest {
   sizeBytes?: number;
 }
 
-export interface ResolvedImage {
+export interface ResolvedImage extends ImageCommand {
   ref: string;
   /** Absolute layer dirs, bottom first. */
   layerDirs: string[];
@@ -73,6 +73,8 @@ export class ImageStore {
       layerDirs: manifest.layers.map((l) => join(base, l)),
       env: manifest.env,
       workingDir: manifest.workingDir,
+      ...(manifest.entrypoint ? { entrypoint: manifest.entrypoint } : {}),
+      ...(manifest.cmd ? { cmd: manifest.cmd } : {}),
     };
   }
 
@@ -80,12 +82,19 @@ export class ImageStore {
     const canonical = normalizeRef(ref);
     const tmp = this.tempDir();
     try {
-      const { layers, env, workingDir } = await importArchive(tarPath, tmp, this.runner, this.importLimits);
+      const { layers, env, workingDir, entrypoint, cmd } = await importArchive(
+        tarPath,
+        tmp,
+        this.runner,
+        this.importLimits,
+      );
       this.commit(tmp, {
         ref: canonical,
         layers,
         env,
         workingDir,
+        ...(entrypoint ? { entrypoint } : {}),
+        ...(cmd ? { cmd } : {}),
         createdAt: this.clock.date().toISOString(),
         sizeBytes: await this.measure(tmp, layers),
       });

@@ -19,7 +19,7 @@ import { extractArchive, readArchive, readJsonFile } from './archive-reader.js';
 import type { ImportLimits } from './import-limits.js';
 import { harmlessDevice, newLayerState, vetLayer, type LayerBlob } from './layer-check.js';
 
-export interface ImportedImage {
+export interface ImportedImage extends ImageCommand {
   layers: string[];
   env: string[];
   workingDir: string;
@@ -27,7 +27,7 @@ export interface ImportedImage {
 
 interface ImageConfig {
   architecture?: unknown;
-  config?: { Env?: unknown; WorkingDir?: unknown };
+  config?: { Env?: unknown; WorkingDir?: unknown; Entrypoint?: unknown; Cmd?: unknown };
 }
 
 const DEFAULT_ENV = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'];
@@ -60,6 +60,7 @@ export async function importArchive(
       architecture: arch.slice(0, 32),
       os: 'linux',
       config: { Env: settings.env, WorkingDir: settings.workingDir },
+      // Entrypoint/Cmd are not needed to unpack; they are kept in the store's manifest.
       rootfs: { type: 'layers', diff_ids: blobs.map((b) => b.diffId) },
     };
     writeLayout(layout, Buffer.from(JSON.stringify(cleanConfig)), blobs);
@@ -74,7 +75,23 @@ export async function importArchive(
   }
 }
 
-function runSettings(config: ImageConfig): { env: string[]; workingDir: string } {
+/** The image's own command (Entrypoint then Cmd), what a job task runs (apps/platform planes/jobs). */
+export interface ImageCommand {
+  entrypoint?: string[];
+  cmd?: string[];
+}
+
+function stringList(value: unknown, field: string): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value) || !value.every((e) => typeof e === 'string') || value.length > 256) {
+    throw new InvalidImageError(`bad image archive: config ${field} is not a list of strings`);
+  }
+  return value as string[];
+}
+
+function runSettings(config: ImageConfig): { env: string[]; workingDir: string } & ImageCommand {
+  const entrypoint = stringList(config.config?.Entrypoint, 'Entrypoint');
+  const cmd = stringList(config.config?.Cmd, 'Cmd');
   const env = config.config?.Env;
   const wd = config.config?.WorkingDir;
   if (env !== undefined && (!Array.isArray(env) || !env.every((e) => typeof e === 'string'))) {
@@ -83,7 +100,12 @@ function runSettings(config: ImageConfig): { env: string[]; workingDir: string }
   if (wd !== undefined && typeof wd !== 'string') {
     throw new InvalidImageError('bad image archive: config WorkingDir is not a string');
   }
-  return { env: (env as string[] | undefined) ?? DEFAULT_ENV, workingDir: wd || '/' };
+  return {
+    env: (env as string[] | undefined) ?? DEFAULT_ENV,
+    workingDir: wd || '/',
+    ...(entrypoint ? { entrypoint } : {}),
+    ...(cmd ? { cmd } : {}),
+  };
 }
 
 /** An OCI layout naming exactly the vetted blobs; the layer files are moved, not copied. */

@@ -2,6 +2,7 @@ import type { Store } from '@tarmac/store';
 import type { Logger } from 'pino';
 import { Meter } from './meter.js';
 import { sandboxSource, volumeSource } from './resource-sources.js';
+import { jobSource } from './job-source.js';
 
 /** How often the meter closes open intervals when no change notice arrives (ARCHITECTURE.md "Meter");
  * TARMAC_METERING_INTERVAL_SECONDS overrides it (config.ts). */
@@ -18,7 +19,7 @@ export function createMeter(store: Store, logger: Logger, now: () => number = Da
     return row?.accountId;
   };
   return new Meter({
-    sources: [sandboxSource(store, accountOf), volumeSource(store, accountOf)],
+    sources: [sandboxSource(store, accountOf), volumeSource(store, accountOf), jobSource(store, accountOf)],
     metering: store.metering,
     now,
     logger,

@@ -80,6 +80,8 @@ export interface EgressAttach {
   netnsOf: (engineId: string) => string;
   /** Controllers' first resync after start (SandboxPoliciesDeps.ready). */
   ready?: Promise<void>;
+  /** Live workloads the `live` list may not show yet (SandboxPoliciesDeps.lookup: job tasks). */
+  lookupLive?: (id: string) => Promise<LiveAddress | undefined>;
   /** Applies the connection caps and timeouts (issue 19 item 7) before the proxy listens. */
   bound?: (server: HttpServer) => void;
 }
@@ -172,6 +174,7 @@ export class EgressPlane {
       sandboxKind: SANDBOX_KIND,
       passwordMatches: (id, password) => this.s.credentials?.egressPasswordMatches(id, password) ?? false,
       ...(a.ready ? { ready: a.ready } : {}),
+      ...(a.lookupLive ? { lookup: a.lookupLive } : {}),
     });
     const policies = this.policies;
     this.tunnels = new TunnelService({

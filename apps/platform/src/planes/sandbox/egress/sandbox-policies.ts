@@ -28,6 +28,11 @@ export interface SandboxPoliciesDeps {
   passwordMatches: (id: string, password: string) => boolean;
   /** Settles once the controllers re-attached surviving sandboxes after a platform start. */
   ready?: Promise<void>;
+  /**
+   * Asked when `live` has no entry for the credentials: a workload whose first request can come
+   * before its runner registered it (a job task runs its command as soon as the container starts).
+   */
+  lookup?: (id: string) => Promise<LiveAddress | undefined>;
 }
 
 /** `system.egress.connected` of a sandbox record: false after DELETE /network/tunnel. */
@@ -57,6 +62,7 @@ export class SandboxPolicies {
       await this.d.ready.catch(() => undefined);
       entry = find();
     }
+    if (!entry && this.d.lookup) entry = await this.d.lookup(credentials.user).catch(() => undefined);
     // Defence in depth: the credentials are used from the sandbox's own address, nowhere else.
     if (!entry || entry.ip !== ip) return undefined;
     const hit = this.cache.get(entry.id);
