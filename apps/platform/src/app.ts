@@ -1,5 +1,6 @@
 import { billingRoutes, coreRoutes, type RouteSpec } from '@tarmac/contract';
-import { createManagementApp, CursorCodec, type RouteDeps } from '@tarmac/server-kit';
+import { createManagementApp, CursorCodec, type RouteDeps, type ServerEnv } from '@tarmac/server-kit';
+import type { Hono } from 'hono';
 import type { Store } from '@tarmac/store';
 import type { Logger } from 'pino';
 import {
@@ -57,6 +58,8 @@ export interface PlatformDeps {
   maxSandboxMemoryMB?: number;
   /** USD per unit of each billing dimension (planes/metering/prices.ts); defaults when absent. */
   prices?: PriceTable;
+  /** Routes and middleware of planes wired by compose.ts (builds: `?upload=true`), mounted first. */
+  extraRoutes?: (app: Hono<ServerEnv>) => void;
 }
 
 /** Every route the management plane serves, in OpenAPI order. */
@@ -86,6 +89,7 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
   const revoked = revocationPublisher(changeFeed);
   const apiKeys = new ApiKeysService(deps.store, now, revoked);
   const app = createManagementApp({ logger: deps.logger });
+  deps.extraRoutes?.(app);
   registerOpsRoutes(app, routeDeps, {
     ping: () => deps.store.ping(),
     routes: managementRoutes,

@@ -4,7 +4,7 @@
  * the planes to one another through the interfaces they declare. It is the only place that
  * constructs a plane or hands one plane's service to another (apps/platform/ARCHITECTURE.md).
  */
-import { DEFAULT_NETWORK, ProcessRunner } from '@tarmac/engine';
+import { BASE_IMAGE, DEFAULT_NETWORK, ProcessRunner } from '@tarmac/engine';
 import type { Store } from '@tarmac/store';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
@@ -12,6 +12,9 @@ import type { PlatformConfig } from './config.js';
 import type { HomeLayout } from './home/home-files.js';
 import { ConnectionGuard, type HttpTimeouts } from './framework/connection-guard.js';
 import type { SigningKey } from './planes/identity/auth/jwt.js';
+import { DEFAULT_HOSTS } from './framework/hosts.js';
+import { buildsPlane } from './planes/builds/builds-plane.js';
+import { CatalogueBuildRecords } from './planes/catalogue/build-records.js';
 import { createMeter } from './planes/metering/metering.js';
 import { EgressPlane } from './planes/sandbox/egress/egress-plane.js';
 import { SandboxCredentials } from './planes/sandbox/sandbox-credentials.js';
@@ -33,6 +36,8 @@ export interface OpenedResources {
   secretKey: Uint8Array;
   /** PEM text of TARMAC_EGRESS_EXTRA_CA (tests), read by main.ts. */
   extraUpstreamCa: string[];
+  /** CAs trusted inside image builds (issue 15), PEM; read by main.ts. */
+  trustedCaPem: string;
   /** Absolute path of the sandboxd bundle and the node binary sandboxd runs on. */
   sandboxdBundle: string;
   nodeBinary: string;
@@ -114,8 +119,48 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     },
   });
 
+  // Builds (issue 15, planes/builds): records through the catalogue, images into the engine's store.
+  const engine = sandboxPlane.engine;
+  const builds = buildsPlane({
+    home: config.home,
+    secretKey: r.secretKey,
+    records: new CatalogueBuildRecords({
+      store,
+      feed: shared.changeFeed,
+      now: () => new Date(),
+      secrets: shared.secrets,
+      hosts: { ...DEFAULT_HOSTS, ...config.hosts },
+      apiUrl: r.apiUrl,
+    }),
+    images: {
+      importTarget: (workspace, ref) => workspaceImages.importTarget(workspace, ref),
+      importImage: (archive, engineRef) => engine.importImage(archive, engineRef),
+      baseImage: async () => {
+        const info = await engine.ensureImage(BASE_IMAGE);
+        const base = engine.images.resolve(BASE_IMAGE);
+        const rootfs = base.layerDirs[0];
+        if (base.layerDirs.length !== 1 || !rootfs) throw new Error('the base image is not one layer');
+        return {
+          name: BASE_IMAGE,
+          rootfs,
+          env: base.env,
+          workingDir: base.workingDir,
+          version: info.createdAt,
+        };
+      },
+    },
+    changes: shared.changeFeed,
+    authenticator: shared.authenticator,
+    workspaces: shared.workspaces,
+    logger,
+    apiUrl: r.apiUrl,
+    trustedCaPem: r.trustedCaPem,
+    limits: config.builds,
+  });
+
   const app = buildApp(
     {
+      extraRoutes: (a) => builds.registerRoutes(a),
       validateImage: (ref, workspace) => sandboxPlane.validateImage(ref, workspace),
       // A sandbox asking more memory than the engine can ever commit is a 400 (issue 19 item 13).
       maxSandboxMemoryMB: sandboxPlane.memoryCapacityMB,
@@ -139,7 +184,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     app,
     createServer: withSandboxGateway(
       () => sandboxPlane.gateway,
-      () => sandboxPlane.rawRoutes,
+      () => [...sandboxPlane.rawRoutes, ...builds.rawRoutes],
       () => sandboxPlane.previews,
       {
         guard: r.connections.publicGuard,
@@ -153,6 +198,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       // Sandboxes keep running (restart safety); only the controllers' loops stop.
       { name: 'sandboxes', close: () => sandboxPlane.stop() },
       { name: 'egress', close: () => egress.close() },
+      { name: 'builds', close: () => builds.close() },
       // Closes every open usage interval before the store goes away.
       { name: 'metering', close: () => meter.stop() },
     ],

@@ -90,6 +90,24 @@ export const platformEnvSchema = z.object({
   TARMAC_METERING_PRICES: optional,
   /** Seconds between meter passes when no change notice arrives, (0, 3600]; 60. */
   TARMAC_METERING_INTERVAL_SECONDS: optional,
+
+  // Builds (issue 15; planes/builds/README.md).
+  /** Largest code upload (compressed), MB (200); larger is a 413. */
+  TARMAC_BUILD_UPLOAD_MAX_MB: optional,
+  /** Largest unpacked source, MB (1024). */
+  TARMAC_BUILD_SOURCE_MAX_MB: optional,
+  /** Lifetime of an upload URL, seconds (900). */
+  TARMAC_BUILD_URL_TTL_SECONDS: optional,
+  /** Memory limit of a build's RUN steps, MB (2048). */
+  TARMAC_BUILD_MEMORY_MB: optional,
+  /** Wall-clock limit of one build, seconds (1800). */
+  TARMAC_BUILD_TIMEOUT_SECONDS: optional,
+  /** `host` (RUN steps reach what the host reaches: package registries) or `none` (host). */
+  /** Node's own extra-CA file: its CAs are trusted inside builds too (with the host's local CAs). */
+  NODE_EXTRA_CA_CERTS: optional,
+  TARMAC_BUILD_NETWORK: optional.refine((v) => v === undefined || v === 'host' || v === 'none', {
+    message: 'TARMAC_BUILD_NETWORK must be host or none',
+  }),
 });
 export type PlatformEnv = z.infer<typeof platformEnvSchema>;
 
@@ -114,6 +132,7 @@ export interface PlatformConfig {
   };
   metering: { prices: PriceTable; intervalMs: number };
   connections: ConnectionConfig;
+  builds: BuildConfig;
 }
 
 export interface ConfigSources {
@@ -161,6 +180,7 @@ export function resolveConfig({ flags, env, homedir }: ConfigSources): PlatformC
       intervalMs: meteringIntervalMs(e.TARMAC_METERING_INTERVAL_SECONDS),
     },
     connections: resolveConnectionConfig(e),
+    builds: buildConfig(e),
   };
 }
 
@@ -310,5 +330,32 @@ export function resolveConnectionConfig(env: Record<string, string | undefined>)
     // 0 turns the whole-request timeout off (Node's meaning).
     requestTimeoutMs: count('TARMAC_REQUEST_TIMEOUT_MS', 0),
     keepAliveTimeoutMs: count('TARMAC_KEEPALIVE_TIMEOUT_MS', 100),
+  };
+}
+
+export interface BuildConfig {
+  maxUploadBytes: number;
+  maxSourceBytes: number;
+  urlTtlMs: number;
+  memoryMB: number;
+  timeoutMs: number;
+  network: 'host' | 'none';
+  /** PEM files whose CAs build steps trust (NODE_EXTRA_CA_CERTS; main.ts adds the host's local CAs). */
+  extraCaFiles: string[];
+}
+
+function buildConfig(e: PlatformEnv): BuildConfig {
+  const whole = (text: string | undefined, name: string, fallback: number) => {
+    const v = optionalNumber(text, name, 'v', { min: 1, integer: true }).v;
+    return v ?? fallback;
+  };
+  return {
+    maxUploadBytes: whole(e.TARMAC_BUILD_UPLOAD_MAX_MB, 'TARMAC_BUILD_UPLOAD_MAX_MB', 200) * 1024 * 1024,
+    maxSourceBytes: whole(e.TARMAC_BUILD_SOURCE_MAX_MB, 'TARMAC_BUILD_SOURCE_MAX_MB', 1024) * 1024 * 1024,
+    urlTtlMs: whole(e.TARMAC_BUILD_URL_TTL_SECONDS, 'TARMAC_BUILD_URL_TTL_SECONDS', 900) * 1000,
+    memoryMB: whole(e.TARMAC_BUILD_MEMORY_MB, 'TARMAC_BUILD_MEMORY_MB', 2048),
+    timeoutMs: whole(e.TARMAC_BUILD_TIMEOUT_SECONDS, 'TARMAC_BUILD_TIMEOUT_SECONDS', 1800) * 1000,
+    network: e.TARMAC_BUILD_NETWORK === 'none' ? 'none' : 'host',
+    extraCaFiles: e.NODE_EXTRA_CA_CERTS ? [e.NODE_EXTRA_CA_CERTS] : [],
   };
 }

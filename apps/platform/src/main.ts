@@ -3,7 +3,7 @@ import { serve } from '@hono/node-server';
 import { gracefulShutdown } from '@tarmac/server-kit';
 import { openStore } from '@tarmac/store';
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -85,6 +85,7 @@ async function main(): Promise<void> {
     cursorSecret,
     secretKey,
     extraUpstreamCa: config.egress.extraCaFile ? [await readFile(config.egress.extraCaFile, 'utf8')] : [],
+    trustedCaPem: await trustedCaPem(config.builds.extraCaFiles),
     sandboxdBundle:
       config.engine.sandboxdBundle ?? fileURLToPath(import.meta.resolve('@tarmac/sandboxd/bundle')),
     nodeBinary: process.execPath,
@@ -188,3 +189,15 @@ main().catch((err: unknown) => {
   );
   process.exit(1);
 });
+
+/**
+ * CAs trusted inside image builds (issue 15): the host's local CAs (/usr/local/share/ca-certificates,
+ * what update-ca-certificates adds) and NODE_EXTRA_CA_CERTS. Unreadable files are skipped.
+ */
+async function trustedCaPem(extraFiles: string[]): Promise<string> {
+  const dir = '/usr/local/share/ca-certificates';
+  const local = await readdir(dir, { recursive: true }).catch(() => [] as string[]);
+  const files = [...local.filter((f) => f.endsWith('.crt')).map((f) => `${dir}/${f}`), ...extraFiles];
+  const pems = await Promise.all(files.map((f) => readFile(f, 'utf8').catch(() => '')));
+  return pems.filter((p) => p.includes('BEGIN CERTIFICATE')).join('\n');
+}

@@ -41,3 +41,5 @@ export { ProcessRunner, type CommandRunner, type RunOptions, type RunResult } fr
 export { systemClock, type Clock } from './clock.js';
 export { detectCgroupVersion, type CgroupVersion } from './cgroups.js';
 export { probe, waitForHealth } from './health.js';
+// The platform's build plane reads uploaded source tarballs with the same vetted reader (issue 15).
+export { walkTar, type TarEntry } from './images/tar-entries.js';
