@@ -149,6 +149,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
         };
       },
     },
+    removeImage: (engineRef) => engine.images.remove(engineRef),
     changes: shared.changeFeed,
     authenticator: shared.authenticator,
     workspaces: shared.workspaces,

@@ -103,6 +103,8 @@ export const platformEnvSchema = z.object({
   /** Wall-clock limit of one build, seconds (1800). */
   TARMAC_BUILD_TIMEOUT_SECONDS: optional,
   /** `host` (RUN steps reach what the host reaches: package registries) or `none` (host). */
+  /** Seconds between passes of the built-image garbage collector (3600). */
+  TARMAC_BUILD_GC_INTERVAL_SECONDS: optional,
   /** Node's own extra-CA file: its CAs are trusted inside builds too (with the host's local CAs). */
   NODE_EXTRA_CA_CERTS: optional,
   TARMAC_BUILD_NETWORK: optional.refine((v) => v === undefined || v === 'host' || v === 'none', {
@@ -340,6 +342,7 @@ export interface BuildConfig {
   memoryMB: number;
   timeoutMs: number;
   network: 'host' | 'none';
+  gcIntervalMs: number;
   /** PEM files whose CAs build steps trust (NODE_EXTRA_CA_CERTS; main.ts adds the host's local CAs). */
   extraCaFiles: string[];
 }
@@ -356,6 +359,7 @@ function buildConfig(e: PlatformEnv): BuildConfig {
     memoryMB: whole(e.TARMAC_BUILD_MEMORY_MB, 'TARMAC_BUILD_MEMORY_MB', 2048),
     timeoutMs: whole(e.TARMAC_BUILD_TIMEOUT_SECONDS, 'TARMAC_BUILD_TIMEOUT_SECONDS', 1800) * 1000,
     network: e.TARMAC_BUILD_NETWORK === 'none' ? 'none' : 'host',
+    gcIntervalMs: whole(e.TARMAC_BUILD_GC_INTERVAL_SECONDS, 'TARMAC_BUILD_GC_INTERVAL_SECONDS', 3600) * 1000,
     extraCaFiles: e.NODE_EXTRA_CA_CERTS ? [e.NODE_EXTRA_CA_CERTS] : [],
   };
 }

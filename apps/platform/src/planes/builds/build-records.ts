@@ -31,6 +31,8 @@ export interface BuildRecords {
   /** BUILT: the image tag is registered, a workload's `spec.runtime.image` names it, a new revision. */
   built(workspace: string, actor: string, target: BuildTarget, image: BuiltImage): Promise<void>;
   exists(workspace: string, target: BuildTarget): Promise<boolean>;
+  /** Whether image `{imageType}/{name}` of the workspace still lists `tag` (the GC's question). */
+  tagExists(workspace: string, imageType: string, name: string, tag: string): Promise<boolean>;
   /** `POST /v0/images?upload=true`: the image record, created UPLOADING when missing. */
   openImage(workspace: string, actor: string, imageType: ImageResourceType, name: string): Promise<void>;
 }

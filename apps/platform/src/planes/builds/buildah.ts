@@ -85,6 +85,8 @@ export class Buildah {
       'build',
       '--pull=never',
       '--layers',
+      // A failed step's container goes too (the default keeps it, mounted, in our storage).
+      '--force-rm',
       `--isolation=${this.o.isolation}`,
       `--network=${this.o.network}`,
       `--memory=${this.o.memoryMB}m`,
@@ -118,6 +120,17 @@ export class Buildah {
   /** Dangling layers and images no tag names any more (the GC's builder half). */
   async prune(): Promise<void> {
     await this.run(['rmi', '--prune'], () => {}, new AbortController().signal).catch(() => undefined);
+  }
+
+  /**
+   * On platform shutdown: working containers go, and the storage's own mounts (containers-storage
+   * bind-mounts its overlay dir and mounts each container's rootfs) are undone, so nothing under
+   * TARMAC_HOME stays mounted. The next build mounts again.
+   */
+  async shutdown(): Promise<void> {
+    const none = new AbortController().signal;
+    await this.run(['rm', '--all'], () => {}, none).catch(() => undefined);
+    await run('umount', [join(this.o.root, 'overlay')], () => {}, none, 30_000).catch(() => undefined);
   }
 
   private run(args: string[], log: (line: string) => void, signal: AbortSignal): Promise<string> {

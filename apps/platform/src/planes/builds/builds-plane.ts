@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Authenticator, ServerEnv, WorkspaceResolver } from '@tarmac/server-kit';
 import type { Hono } from 'hono';
@@ -7,6 +8,7 @@ import { Buildah } from './buildah.js';
 import type { BuildImageStore, BuildRecords, BuildTarget } from './build-records.js';
 import { registerBuildRoutes } from './builds.routes.js';
 import { BuildsService } from './builds.service.js';
+import { ImageGc } from './image-gc.js';
 import { uploadRoute } from './upload-route.js';
 import { UploadTickets } from './upload-tickets.js';
 
@@ -16,6 +18,8 @@ export interface BuildsPlaneDeps {
   secretKey: Uint8Array;
   records: BuildRecords;
   images: BuildImageStore;
+  /** Removes an image from the engine's store (the GC). */
+  removeImage(engineRef: string): void;
   changes: ChangeFeed;
   authenticator: Authenticator;
   workspaces: WorkspaceResolver;
@@ -30,6 +34,7 @@ export interface BuildsPlaneDeps {
     memoryMB: number;
     timeoutMs: number;
     network: 'host' | 'none';
+    gcIntervalMs: number;
   };
 }
 
@@ -44,7 +49,16 @@ export function buildsPlane(d: BuildsPlaneDeps) {
     timeoutMs: d.limits.timeoutMs,
     trustedCaPem: d.trustedCaPem,
   });
+  mkdirSync(dir, { recursive: true });
+  const gc = new ImageGc({
+    ledgerFile: join(dir, 'built-images.json'),
+    tagExists: (e) => d.records.tagExists(e.workspace, e.imageType, e.name, e.tag),
+    removeImage: (ref) => d.removeImage(ref),
+    log: (msg, extra) => d.logger.info(extra, msg),
+  });
+  gc.start(d.limits.gcIntervalMs);
   const builds = new BuildsService({
+    onStored: (entry) => gc.record(entry),
     records: d.records,
     images: d.images,
     builder,
@@ -75,6 +89,12 @@ export function buildsPlane(d: BuildsPlaneDeps) {
     rawRoutes: [uploadRoute(builds, d.logger)],
     registerRoutes: (app: Hono<ServerEnv>) =>
       registerBuildRoutes(app, { builds, authenticator: d.authenticator, workspaces: d.workspaces }),
-    close: async () => unsubscribe.forEach((u) => u()),
+    gc,
+    close: async () => {
+      gc.stop();
+      unsubscribe.forEach((u) => u());
+      await builds.stop();
+      await builder.shutdown();
+    },
   };
 }

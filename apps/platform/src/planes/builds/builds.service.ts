@@ -9,6 +9,7 @@ import { BuildLog } from './build-log.js';
 import { buildArgs, parseEnvFile } from './build-inputs.js';
 import type { BuildImageStore, BuildRecords, BuildTarget } from './build-records.js';
 import { detect } from './dockerfile-detect.js';
+import type { BuiltEntry } from './image-gc.js';
 import { extractSource, SourceArchiveError, type SourceLimits } from './source-archive.js';
 import type { UploadTickets } from './upload-tickets.js';
 import { WorkspaceQueue } from './workspace-queue.js';
@@ -31,6 +32,8 @@ export interface BuildsDeps {
   /** Base of upload URLs (the platform's own API URL). */
   apiUrl: () => string;
   log: (msg: string, extra?: Record<string, unknown>) => void;
+  /** Told of every image a build stored (the GC's ledger, image-gc.ts). */
+  onStored?: (entry: BuiltEntry) => void;
 }
 
 interface Build {
@@ -120,6 +123,12 @@ export class BuildsService {
     );
     void this.queue.run(build.workspace, () => this.runBuild(build, dir));
     return { buildId: build.id };
+  }
+
+  /** Shutdown: running builds are cancelled (their records stay BUILDING; see README "Not yet"). */
+  async stop(): Promise<void> {
+    for (const id of this.builds.keys()) this.cancelBuild(id, 'the platform is stopping');
+    await this.queue.idle();
   }
 
   /** The record's latest build log, or undefined. */

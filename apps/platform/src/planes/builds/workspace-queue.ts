@@ -14,6 +14,11 @@ export class WorkspaceQueue {
     return busy < this.limit ? 0 : (this.waiting.get(workspace)?.length ?? 0) + 1;
   }
 
+  /** Resolves once nothing runs or waits (shutdown). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0 || this.waiting.size > 0) await new Promise((r) => setTimeout(r, 50));
+  }
+
   async run<T>(workspace: string, task: () => Promise<T>): Promise<T> {
     if ((this.running.get(workspace) ?? 0) >= this.limit) {
       await new Promise<void>((resolve) => {

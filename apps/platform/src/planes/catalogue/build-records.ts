@@ -41,6 +41,15 @@ export class CatalogueBuildRecords {
     return (await this.rows(t).find(workspace, this.key(t))) !== undefined;
   }
 
+  async tagExists(workspace: string, imageType: string, name: string, tag: string): Promise<boolean> {
+    const row = await this.deps.store.resources.get<StoredImageSpec>(
+      workspace,
+      IMAGE_KIND,
+      imageKey(imageType, name),
+    );
+    return !!row && !row.terminatedAt && row.spec.tags.some((t) => t.name === tag);
+  }
+
   async setStatus(workspace: string, t: Target, status: string, message: string): Promise<void> {
     await this.rows(t).mutate(workspace, this.key(t), 'builds', async (row) => ({
       patch: { status },
