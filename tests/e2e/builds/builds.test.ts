@@ -6,6 +6,7 @@
 // written outside the build folder.
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,6 +26,7 @@ function missing(): string | null {
   return null;
 }
 const skip = missing();
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const EXAMPLES = join(REPO_ROOT, 'examples');
 const BUILD_MS = 6 * 60_000;
 
@@ -44,6 +46,31 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
   const work = mkdtempSync(join(tmpdir(), 'i15-e2e-'));
   let workspaceId = '';
 
+  // An operator CA (as NODE_EXTRA_CA_CERTS): trusted inside build steps, never written into a layer.
+  const caFile = join(work, 'operator-ca.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=i15 operator CA',
+      '-keyout',
+      join(work, 'ca.key'),
+      '-out',
+      caFile,
+    ],
+    { stdio: 'ignore' },
+  );
+  const caLine = () => execFileSync('sed', ['-n', '2p', caFile], { encoding: 'utf8' }).trim();
+
   beforeAll(async () => {
     p = await startPlatform({
       timeoutMs: 15 * 60_000,
@@ -55,10 +82,15 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
         TARMAC_BUILD_UPLOAD_MAX_MB: '1',
         TARMAC_BUILD_NETWORK: 'none',
         TARMAC_BUILD_GC_INTERVAL_SECONDS: '2',
+        NODE_EXTRA_CA_CERTS: caFile,
       },
     });
-    env = cliEnv({ TARMAC_API_URL: p.url, TARMAC_API_KEY: p.credentials.apiKey });
-    const ws = (await (await p.api(`/v0/workspaces/${p.credentials.workspace}`)).json()) as { id?: string };
+    env = cliEnv({
+      TARMAC_API_URL: p.url,
+      TARMAC_API_KEY: p.credentials.apiKey,
+      TARMAC_WORKSPACE: p.credentials.workspace,
+    });
+    const ws = (await (await api(`/v0/workspaces/${p.credentials.workspace}`)).json()) as { id?: string };
     workspaceId = ws.id ?? '';
   }, 15 * 60_000);
 
@@ -80,10 +112,20 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
       removeHome(p.home);
     }
     rmSync(work, { recursive: true, force: true });
-  }, 120_000);
+  }, 300_000);
+
+  // The workspace named on every call: the share test adds a second workspace to the admin.
+  const api = (path: string, init: RequestInit = {}) =>
+    p.api(path, {
+      ...init,
+      headers: {
+        'x-service-workspace': p.credentials.workspace,
+        ...(init.headers as Record<string, string>),
+      },
+    });
 
   async function get<T>(path: string): Promise<T> {
-    const res = await p.api(path);
+    const res = await api(path);
     expect(res.status, await res.clone().text()).toBe(200);
     return (await res.json()) as T;
   }
@@ -100,7 +142,7 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
   }
 
   async function open(kind: string, name: string): Promise<string> {
-    const res = await p.api(`/v0/${kind}?upload=true`, {
+    const res = await api(`/v0/${kind}?upload=true`, {
       method: 'POST',
       body: JSON.stringify({ metadata: { name }, spec: {} }),
     });
@@ -163,7 +205,7 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
       expect(again.status).toBe(403);
       const r = (await waitFinal('/v0/agents/raw-node', (x) => (x as Record_).status)) as Record_;
       expect(r.status, JSON.stringify(r.events.at(-1))).toBe('BUILT');
-      const log = await (await p.api('/v0/agents/raw-node/logs')).text();
+      const log = await (await api('/v0/agents/raw-node/logs')).text();
       expect(log).toContain('Detected Node');
     },
     BUILD_MS,
@@ -172,7 +214,7 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
   it(
     'raw API: POST /v0/images?upload=true builds an image only, from a tar.gz',
     async () => {
-      const res = await p.api('/v0/images?upload=true', {
+      const res = await api('/v0/images?upload=true', {
         method: 'POST',
         body: JSON.stringify({ resourceType: 'agents', name: 'pushed-python' }),
       });
@@ -187,7 +229,7 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
       expect(img.metadata.status).toBe('BUILT');
       expect(img.spec.tags[0]?.size).toBeGreaterThan(100_000_000);
       // No deployment was made.
-      expect((await p.api('/v0/agents/pushed-python')).status).toBe(404);
+      expect((await api('/v0/agents/pushed-python')).status).toBe(404);
     },
     BUILD_MS,
   );
@@ -221,6 +263,63 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
       const r = (await waitFinal('/v0/jobs/nothing-here', (x) => (x as Record_).status)) as Record_;
       expect(r.status).toBe('FAILED');
       expect(r.events.at(-1)?.message).toMatch(/looked for a Dockerfile.*package\.json.*requirements\.txt/s);
+    },
+    BUILD_MS,
+  );
+
+  it(
+    'secret build args (.env.build) and the operator CA reach RUN steps, never the image or the log',
+    async () => {
+      const dir = join(work, 'secrets');
+      cpSync(join(EXAMPLES, 'dockerfile-app'), dir, { recursive: true });
+      const secret = `s3cr3t-${process.pid}-value`;
+      writeFileSync(join(dir, '.env.build'), `API_TOKEN=${secret}\n`);
+      writeFileSync(
+        join(dir, 'Dockerfile'),
+        [
+          'FROM tarmac/base:latest',
+          'COPY . /srv/',
+          // The Dockerfile names only the secret's hash (the secret itself must appear nowhere).
+          `RUN --mount=type=secret,id=API_TOKEN test "$(sha256sum < /run/secrets/API_TOKEN | cut -c1-64)" = "${sha256(secret)}" && echo secret-ok`,
+          'RUN --mount=type=secret,id=API_TOKEN echo "printed: $(cat /run/secrets/API_TOKEN)"',
+          `RUN grep -q "${caLine()}" /etc/ssl/certs/ca-certificates.crt && echo operator-ca-trusted`,
+          '',
+        ].join('\n'),
+      );
+      writeFileSync(join(dir, 'tarmac.toml'), 'type = "function"\nname = "secret-app"\n');
+      const r = await runCli(['deploy', dir], { env, timeoutMs: BUILD_MS });
+      expect(r.code, r.stderr + r.stdout).toBe(0);
+      expect(r.stdout).toContain('secret-ok');
+      expect(r.stdout).toContain('printed: ***');
+      expect(r.stdout).toContain('operator-ca-trusted');
+      expect(r.stdout).not.toContain(secret);
+      const log = await (await api('/v0/functions/secret-app/logs')).text();
+      expect(log).toContain('printed: ***');
+      expect(log).not.toContain(secret);
+      const record = await get<Record_>('/v0/functions/secret-app');
+      const rootfs = join(
+        IMAGE_CACHE,
+        encodeURIComponent(`ws-${workspaceId}/${record.spec.runtime!.image!}`),
+        'layers/000',
+      );
+      expect(existsSync(join(rootfs, 'srv/Dockerfile'))).toBe(true);
+      expect(existsSync(join(rootfs, 'srv/.env.build'))).toBe(false);
+      const hits = execFileSync(
+        'sh',
+        [
+          '-c',
+          'grep -rlF "$1" "$2/srv" "$2/run" "$2/etc" "$2/tmp" 2>/dev/null || true',
+          'grep',
+          secret,
+          rootfs,
+        ],
+        { encoding: 'utf8' },
+      );
+      expect(hits.trim()).toBe('');
+      const bundle = execFileSync('cat', [join(rootfs, 'etc/ssl/certs/ca-certificates.crt')], {
+        encoding: 'utf8',
+      });
+      expect(bundle).not.toContain(caLine());
     },
     BUILD_MS,
   );
@@ -281,7 +380,51 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
   }, 60_000);
 
   it('deleting an image a workload uses is 409', async () => {
-    const res = await p.api('/v0/images/agents/node-agent', { method: 'DELETE' });
+    const res = await api('/v0/images/agents/node-agent', { method: 'DELETE' });
     expect(res.status).toBe(409);
   });
+  it('a share makes a built image runnable in the target workspace, and not before', async () => {
+    const ws2 = `i15-share-${process.pid}`;
+    const created = await api('/v0/workspaces', { method: 'POST', body: JSON.stringify({ name: ws2 }) });
+    expect(created.status, await created.clone().text()).toBe(200);
+    const inWs2 = (path: string, init: RequestInit = {}) =>
+      p.api(path, { ...init, headers: { 'x-service-workspace': ws2 } });
+    const image = (await get<Record_>('/v0/agents/node-agent')).spec.runtime!.image!;
+    const sandbox = JSON.stringify({
+      metadata: { name: 'from-share' },
+      spec: { runtime: { image, memory: 512 } },
+    });
+    const before = await inWs2('/v0/sandboxes', { method: 'POST', body: sandbox });
+    expect(before.status, await before.clone().text()).toBe(400);
+    const share = await api('/v0/images/agents/node-agent/share', {
+      method: 'POST',
+      body: JSON.stringify({ targetWorkspace: ws2 }),
+    });
+    expect(share.status, await share.clone().text()).toBe(200);
+    const after = await inWs2('/v0/sandboxes', { method: 'POST', body: sandbox });
+    expect(after.status, await after.clone().text()).toBe(200);
+    try {
+      const deadline = Date.now() + 120_000;
+      for (;;) {
+        const s = (await (await inWs2('/v0/sandboxes/from-share')).json()) as {
+          status: string;
+          events?: Array<{ message: string }>;
+        };
+        if (s.status === 'DEPLOYED') break;
+        if (s.status === 'FAILED' || Date.now() > deadline) {
+          throw new Error(`sandbox ${s.status}: ${JSON.stringify(s.events?.slice(-3))}`);
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    } finally {
+      await inWs2('/v0/sandboxes/from-share', { method: 'DELETE' });
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const res = await inWs2('/v0/sandboxes/from-share');
+        const s = res.status === 404 ? 'GONE' : ((await res.json()) as { status: string }).status;
+        if (s === 'TERMINATED' || s === 'GONE' || Date.now() > deadline) break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  }, 300_000);
 });

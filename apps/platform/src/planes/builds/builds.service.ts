@@ -165,6 +165,7 @@ export class BuildsService {
       const secrets = this.secretsOf(src, dir, log);
       const tag = `b${Date.now().toString(36)}${build.id.slice(0, 4)}`;
       const localTag = `localhost/tarmac-build/${build.id}:${tag}`;
+      const t0 = Date.now();
       await this.d.builder.build({
         contextDir: src,
         dockerfile,
@@ -174,7 +175,8 @@ export class BuildsService {
         log: (l) => log.add(l),
         signal,
       });
-      log.add('Storing the image');
+      const t1 = Date.now();
+      log.add(`Image built in ${((t1 - t0) / 1000).toFixed(1)} s; storing it`);
       const archive = join(dir, 'image.oci.tar');
       await this.d.builder.exportArchive(localTag, archive, signal);
       await this.d.builder.removeImage(localTag); // the layer cache stays (intermediate images)
@@ -190,7 +192,8 @@ export class BuildsService {
         sizeBytes: info.sizeBytes,
       });
       build.state = 'BUILT';
-      log.add(`Built ${ref} (${info.sizeBytes} bytes)`);
+      const secs = (Date.now() - t1) / 1000;
+      log.add(`Built ${ref} (${info.sizeBytes} bytes; stored in ${secs.toFixed(1)} s)`);
     } catch (err) {
       const reason = err instanceof BuildFailure ? err.message : `internal error: ${(err as Error).message}`;
       if (!(err instanceof BuildFailure))
