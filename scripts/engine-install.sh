@@ -11,12 +11,13 @@
 #   mmdebstrap  builds the base image tarmac/base:latest from Debian packages
 #   e2fsprogs   mkfs.ext4 for size-limited volumes
 #   umoci       unpacks imported image layers (whiteouts, every path kept inside the rootfs)
+#   buildah     builds uploaded code into images (issue 15; planes/builds), rootful, RUN steps in runc
 #   wireguard-go, wireguard-tools   sandbox tunnels (PUT /network/tunnel/config): the kernel may have
 #               no wireguard module, so the userspace daemon (apps/platform/src/planes/sandbox/tunnel/wireguard.ts)
 #   tar, mount, util-linux (losetup behind mount -o loop) are in every Debian base system.
 set -eu
 
-PACKAGES="runc iproute2 iptables nftables tini busybox-static mmdebstrap e2fsprogs umoci wireguard-go wireguard-tools"
+PACKAGES="runc iproute2 iptables nftables tini busybox-static mmdebstrap e2fsprogs umoci wireguard-go wireguard-tools buildah"
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "engine-install: must run as root" >&2

@@ -14,6 +14,8 @@ export interface CliIo {
   /** Regular files directly under a directory, or undefined when `path` is not a directory. */
   listDir(path: string): Promise<string[] | undefined>;
   readStdin(): Promise<string>;
+  /** Every file and symlink under `path` (relative, `/`-separated), or undefined when not a folder. */
+  walkFolder?(path: string): Promise<Array<{ path: string; mode: number; link?: string }> | undefined>;
   /**
    * A secret line: on a terminal, `prompt` is shown and the answer is not echoed; from a pipe,
    * the first line, with no prompt.

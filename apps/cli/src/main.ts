@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
@@ -83,6 +83,25 @@ const ctx: CliContext = {
       if (!info?.isDirectory()) return undefined;
       const entries = await readdir(path, { withFileTypes: true });
       return entries.filter((e) => e.isFile()).map((e) => join(path, e.name));
+    },
+    walkFolder: async (path) => {
+      const info = await stat(path).catch(() => undefined);
+      if (!info?.isDirectory()) return undefined;
+      const found: Array<{ path: string; mode: number; link?: string }> = [];
+      // Bounded: a deploy folder past 100k entries is a mistake (node_modules not ignored).
+      const walk = async (rel: string): Promise<void> => {
+        for (const e of await readdir(join(path, rel), { withFileTypes: true })) {
+          if (found.length > 100_000) throw new Error(`${path} has more than 100000 files`);
+          const child = rel ? `${rel}/${e.name}` : e.name;
+          if (e.isDirectory()) {
+            if (e.name !== '.git' && e.name !== 'node_modules') await walk(child);
+          } else if (e.isSymbolicLink())
+            found.push({ path: child, mode: 0o777, link: await readlink(join(path, child)) });
+          else if (e.isFile()) found.push({ path: child, mode: (await stat(join(path, child))).mode });
+        }
+      };
+      await walk('');
+      return found;
     },
     readSecret: async (prompt) => {
       if (process.stdin.isTTY) return readHidden(prompt);

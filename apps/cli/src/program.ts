@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerAuth } from './commands/auth.js';
 import { registerCompletion } from './commands/completion.js';
+import { registerDeploy } from './commands/deploy.js';
 import { registerPreview } from './commands/preview.js';
 import { registerResources } from './commands/resources.js';
 import type { RunState } from './commands/run.js';
@@ -63,6 +64,7 @@ export function buildProgram(ctx: CliContext): Command & { run(argv: string[]): 
     registerResources,
     registerSandbox,
     registerPreview,
+    registerDeploy,
     registerCompletion,
     registerJobs,
   ]) {

@@ -1,5 +1,6 @@
 import { billingRoutes, coreRoutes, imageImportRoutes, type RouteSpec } from '@tarmac/contract';
-import { createManagementApp, CursorCodec, type RouteDeps } from '@tarmac/server-kit';
+import { createManagementApp, CursorCodec, type RouteDeps, type ServerEnv } from '@tarmac/server-kit';
+import type { Hono } from 'hono';
 import type { Store } from '@tarmac/store';
 import type { Logger } from 'pino';
 import {
@@ -69,6 +70,8 @@ export interface PlatformDeps {
   servedModelTypes?: ReadonlySet<string>;
   /** Routes of planes compose.ts builds outside the app (the jobs plane's executions). */
   extraRoutes?: (app: ReturnType<typeof createManagementApp>, deps: RouteDeps) => void;
+  /** Routes and middleware of planes wired by compose.ts (builds: `?upload=true`), mounted first. */
+  earlyRoutes?: (app: Hono<ServerEnv>) => void;
 }
 
 /**
@@ -105,6 +108,7 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
   const revoked = revocationPublisher(changeFeed);
   const apiKeys = new ApiKeysService(deps.store, now, revoked);
   const app = createManagementApp({ logger: deps.logger });
+  deps.earlyRoutes?.(app);
   registerOpsRoutes(app, routeDeps, {
     ping: () => deps.store.ping(),
     routes: [...managementRoutes, ...listenerRoutes],

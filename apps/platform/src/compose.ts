@@ -4,7 +4,7 @@
  * the planes to one another through the interfaces they declare. It is the only place that
  * constructs a plane or hands one plane's service to another (apps/platform/ARCHITECTURE.md).
  */
-import { DEFAULT_NETWORK, ProcessRunner } from '@tarmac/engine';
+import { BASE_IMAGE, DEFAULT_NETWORK, ProcessRunner } from '@tarmac/engine';
 import type { Store } from '@tarmac/store';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
@@ -13,6 +13,8 @@ import type { HomeLayout } from './home/home-files.js';
 import { ConnectionGuard, type HttpTimeouts } from './framework/connection-guard.js';
 import { DEFAULT_HOSTS, platformHostnames, sandboxHostnames } from './framework/hosts.js';
 import type { SigningKey } from './planes/identity/auth/jwt.js';
+import { buildsPlane } from './planes/builds/builds-plane.js';
+import { CatalogueBuildRecords } from './planes/catalogue/build-records.js';
 import { createMeter } from './planes/metering/metering.js';
 import { modelUsageHistory, modelUsageSink } from './planes/metering/model-usage.js';
 import { gatewayModelRecords } from './planes/catalogue/models/gateway-records.js';
@@ -172,8 +174,49 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     },
   });
 
+  // Builds (issue 15, planes/builds): records through the catalogue, images into the engine's store.
+  const engine = sandboxPlane.engine;
+  const builds = buildsPlane({
+    home: config.home,
+    secretKey: r.secretKey,
+    records: new CatalogueBuildRecords({
+      store,
+      feed: shared.changeFeed,
+      now: () => new Date(),
+      secrets: shared.secrets,
+      hosts: { ...DEFAULT_HOSTS, ...config.hosts },
+      apiUrl: r.apiUrl,
+    }),
+    images: {
+      importTarget: (workspace, ref) => workspaceImages.importTarget(workspace, ref),
+      importImage: (archive, engineRef) => engine.importImage(archive, engineRef),
+      baseImage: async () => {
+        const info = await engine.ensureImage(BASE_IMAGE);
+        const base = engine.images.resolve(BASE_IMAGE);
+        const rootfs = base.layerDirs[0];
+        if (base.layerDirs.length !== 1 || !rootfs) throw new Error('the base image is not one layer');
+        return {
+          name: BASE_IMAGE,
+          rootfs,
+          env: base.env,
+          workingDir: base.workingDir,
+          version: info.createdAt,
+        };
+      },
+    },
+    removeImage: (engineRef) => engine.images.remove(engineRef),
+    changes: shared.changeFeed,
+    authenticator: shared.authenticator,
+    workspaces: shared.workspaces,
+    logger,
+    apiUrl: r.apiUrl,
+    trustedCaPem: r.extraCaPem.join(''),
+    limits: config.builds,
+  });
+
   const app = buildApp(
     {
+      earlyRoutes: (a) => builds.registerRoutes(a),
       validateImage: (ref, workspace) => sandboxPlane.validateImage(ref, workspace),
       // A sandbox asking more memory than the engine can ever commit is a 400 (issue 19 item 13).
       maxSandboxMemoryMB: sandboxPlane.memoryCapacityMB,
@@ -226,7 +269,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     app,
     createServer: withSandboxGateway(
       () => sandboxPlane.gateway,
-      () => [...sandboxPlane.rawRoutes, modelGateway.route],
+      () => [...sandboxPlane.rawRoutes, modelGateway.route, ...builds.rawRoutes],
       () => sandboxPlane.previews,
       {
         guard: r.connections.publicGuard,
@@ -245,6 +288,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       { name: 'egress', close: () => egress.close() },
       // Writes the usage still queued before the store closes.
       { name: 'model-gateway', close: () => modelGateway.close() },
+      { name: 'builds', close: () => builds.close() },
       // Closes every open usage interval before the store goes away.
       { name: 'metering', close: () => meter.stop() },
     ],

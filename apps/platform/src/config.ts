@@ -131,6 +131,28 @@ export const platformEnvSchema = z.object({
   TARMAC_METERING_PRICES: optional,
   /** Seconds between meter passes when no change notice arrives, (0, 3600]; 60. */
   TARMAC_METERING_INTERVAL_SECONDS: optional,
+
+  // Builds (issue 15; planes/builds/README.md).
+  /** Largest code upload (compressed), MB (200); larger is a 413. */
+  TARMAC_BUILD_UPLOAD_MAX_MB: optional,
+  /** Largest unpacked source, MB (1024). */
+  TARMAC_BUILD_SOURCE_MAX_MB: optional,
+  /** Lifetime of an upload URL, seconds (900). */
+  TARMAC_BUILD_URL_TTL_SECONDS: optional,
+  /** Memory limit of a build's RUN steps, MB (2048). */
+  TARMAC_BUILD_MEMORY_MB: optional,
+  /** Wall-clock limit of one build, seconds (1800). */
+  TARMAC_BUILD_TIMEOUT_SECONDS: optional,
+  /** Seconds between passes of the built-image garbage collector (3600). */
+  TARMAC_BUILD_GC_INTERVAL_SECONDS: optional,
+  /**
+   * `none` (default: RUN steps have no network) or `host` (they reach what the host reaches,
+   * package registries but also the host's loopback services: only for trusted tenants, until
+   * builds get a network behind the egress proxy; planes/builds/README.md).
+   */
+  TARMAC_BUILD_NETWORK: optional.refine((v) => v === undefined || v === 'host' || v === 'none', {
+    message: 'TARMAC_BUILD_NETWORK must be host or none',
+  }),
 });
 export type PlatformEnv = z.infer<typeof platformEnvSchema>;
 
@@ -159,6 +181,7 @@ export interface PlatformConfig {
   /** Where the extra trusted CAs are (TARMAC_EXTRA_CA_CERTS); `required`: a missing path is an error. */
   extraCaCerts: ExtraCaSources;
   models: ModelGatewayConfig;
+  builds: BuildConfig;
 }
 
 /** The model gateway's upstream settings (issue 18). */
@@ -246,6 +269,7 @@ export function resolveConfig({ flags, env, homedir }: ConfigSources): PlatformC
           integer: false,
         }).v ?? 10) * 1000,
     },
+    builds: buildConfig(e),
   };
 }
 
@@ -453,5 +477,31 @@ export function resolveConnectionConfig(env: Record<string, string | undefined>)
     // 0 turns the whole-request timeout off (Node's meaning).
     requestTimeoutMs: count('TARMAC_REQUEST_TIMEOUT_MS', 0),
     keepAliveTimeoutMs: count('TARMAC_KEEPALIVE_TIMEOUT_MS', 100),
+  };
+}
+
+export interface BuildConfig {
+  maxUploadBytes: number;
+  maxSourceBytes: number;
+  urlTtlMs: number;
+  memoryMB: number;
+  timeoutMs: number;
+  network: 'host' | 'none';
+  gcIntervalMs: number;
+}
+
+function buildConfig(e: PlatformEnv): BuildConfig {
+  const whole = (text: string | undefined, name: string, fallback: number) => {
+    const v = optionalNumber(text, name, 'v', { min: 1, integer: true }).v;
+    return v ?? fallback;
+  };
+  return {
+    maxUploadBytes: whole(e.TARMAC_BUILD_UPLOAD_MAX_MB, 'TARMAC_BUILD_UPLOAD_MAX_MB', 200) * 1024 * 1024,
+    maxSourceBytes: whole(e.TARMAC_BUILD_SOURCE_MAX_MB, 'TARMAC_BUILD_SOURCE_MAX_MB', 1024) * 1024 * 1024,
+    urlTtlMs: whole(e.TARMAC_BUILD_URL_TTL_SECONDS, 'TARMAC_BUILD_URL_TTL_SECONDS', 900) * 1000,
+    memoryMB: whole(e.TARMAC_BUILD_MEMORY_MB, 'TARMAC_BUILD_MEMORY_MB', 2048),
+    timeoutMs: whole(e.TARMAC_BUILD_TIMEOUT_SECONDS, 'TARMAC_BUILD_TIMEOUT_SECONDS', 1800) * 1000,
+    network: e.TARMAC_BUILD_NETWORK === 'host' ? 'host' : 'none',
+    gcIntervalMs: whole(e.TARMAC_BUILD_GC_INTERVAL_SECONDS, 'TARMAC_BUILD_GC_INTERVAL_SECONDS', 3600) * 1000,
   };
 }

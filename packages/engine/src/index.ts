@@ -42,3 +42,5 @@ export { systemClock, type Clock } from './clock.js';
 export { detectCgroupVersion, type CgroupVersion } from './cgroups.js';
 export { probe, waitForHealth } from './health.js';
 export { SnapshotStore, type SnapshotSource } from './snapshots.js';
+// The platform's build plane reads uploaded source tarballs with the same vetted reader (issue 15).
+export { walkTar, type TarEntry } from './images/tar-entries.js';

@@ -19,6 +19,7 @@ export { ApiKeysApi, ServiceAccountsApi } from './management/keys.js';
 export { PlatformApi } from './management/platform.js';
 export { CrudApi, type CrudTable } from './management/crud.js';
 export { BillingApi } from './management/billing.js';
+export { BuildsApi, type BuildKind, type OpenedUpload } from './management/builds.js';
 export { Sandbox, type SandboxListQuery } from './sandbox/sandbox.js';
 export { SandboxesApi } from './sandbox/sandboxes-api.js';
 export { setDefaultClient, defaultClient } from './sandbox/default-client.js';

@@ -1,3 +1,4 @@
+import { BuildsApi } from './management/builds.js';
 import { storageRoutes as s, supportRoutes, workloadRoutes } from '@tarmac/contract';
 import { TarmacClient, type ClientOptions } from './client.js';
 import { BillingApi } from './management/billing.js';
@@ -47,6 +48,8 @@ export class Tarmac extends TarmacClient {
     delete: s.deleteDrive,
   });
   readonly billing = new BillingApi(this);
+  /** Code upload and image builds (issue 15). */
+  readonly builds = new BuildsApi(this);
 
   constructor(options: ClientOptions) {
     super(options);

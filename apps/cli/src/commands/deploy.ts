@@ -1,0 +1,172 @@
+import { NotFoundError, type Tarmac } from '@tarmac/sdk';
+import type { CliContext } from '../context.js';
+import { CliError, EXIT } from '../errors.js';
+import { selectFiles, zipFiles } from '../deploy/pack.js';
+import { KIND_OF, manifestOf, parseEnvLines, readProject, type Project } from '../deploy/project.js';
+import { action, type Register } from './run.js';
+
+/**
+ * `tarmac deploy [DIR]` and `tarmac push [DIR]` (issue 15; reference §3.3 "What bl deploy does"):
+ * read tarmac.toml (or blaxel.toml), zip the folder with its excludes, upsert with
+ * `?upload=true`, PUT the zip, stream the build log, and exit 0 only when the build is BUILT (or
+ * the resource DEPLOYED once a runtime exists); FAILED exits 1 with the build's message.
+ */
+const DONE = new Set(['BUILT', 'DEPLOYED']);
+const POLL_MS = 500;
+const TIMEOUT_MS = 60 * 60_000;
+
+export const registerDeploy: Register = (program, ctx, state) => {
+  program
+    .command('deploy [dir]')
+    .description('Build DIR (default .) on the platform and deploy it as an agent, function or job')
+    .option('--name <name>', 'resource name (default: name in tarmac.toml, then the folder name)')
+    .option('--type <type>', 'agent, function or job (default: type in tarmac.toml, then agent)')
+    .option('--env-file <file>', 'KEY=VALUE lines added to the environment', collect, [])
+    .option('--secret <K=V>', 'a secret environment variable (repeatable)', collect, [])
+    .option('--skip-build', 'update the settings only; keep the image currently on the resource')
+    .option('--dryrun', 'print the manifest and the files that would be uploaded; change nothing')
+    .option('-y, --yes', 'do not ask for confirmation (deploy never asks; accepted for bl compatibility)')
+    .action(
+      action(
+        state,
+        (dir?: string) => `deploy ${dir ?? '.'}`,
+        async (flags, dir?: string) => deploy(ctx, flags, dir ?? '.', false),
+      ),
+    );
+  program
+    .command('push [dir]')
+    .description('Build DIR (default .) into an image only (no deployment): POST /v0/images?upload=true')
+    .option('--name <name>', 'image name (default: name in tarmac.toml, then the folder name)')
+    .option('--type <type>', 'agent, function or job: the image repository (default agent)')
+    .option('--dryrun', 'print the files that would be uploaded; change nothing')
+    .action(
+      action(
+        state,
+        (dir?: string) => `push ${dir ?? '.'}`,
+        async (flags, dir?: string) => deploy(ctx, flags, dir ?? '.', true),
+      ),
+    );
+};
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+async function readText(ctx: CliContext, path: string): Promise<string | undefined> {
+  try {
+    return Buffer.from(await ctx.io.readFile(path)).toString('utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+async function deploy(
+  ctx: CliContext,
+  flags: Record<string, unknown>,
+  dir: string,
+  imageOnly: boolean,
+): Promise<number> {
+  const out = (s: string) => ctx.stderr.write(`${s}\n`);
+  const entries = await ctx.io.walkFolder?.(dir);
+  if (!entries) throw new CliError('deploy', `${dir} is not a folder`, undefined, EXIT.usage);
+  const project = readProject(
+    { tarmac: await readText(ctx, `${dir}/tarmac.toml`), blaxel: await readText(ctx, `${dir}/blaxel.toml`) },
+    dir.replace(/\/+$/, '').split('/').pop() || 'app',
+    { name: flags.name as string | undefined, type: flags.type as string | undefined },
+  );
+  const env = { ...project.env };
+  for (const file of (flags.envFile as string[] | undefined) ?? []) {
+    const text = await readText(ctx, file);
+    if (text === undefined)
+      throw new CliError('deploy', `cannot read --env-file ${file}`, undefined, EXIT.usage);
+    Object.assign(env, parseEnvLines(text));
+  }
+  const secrets = parseEnvLines(((flags.secret as string[] | undefined) ?? []).join('\n'));
+  const manifest = manifestOf(project, env, secrets);
+  const ignoreText =
+    (await readText(ctx, `${dir}/.tarmacignore`)) ??
+    (await readText(ctx, `${dir}/.blaxelignore`)) ??
+    (await readText(ctx, `${dir}/.gitignore`));
+  const files = selectFiles(entries, ignoreText);
+  const kind = KIND_OF[project.type];
+  if (flags.dryrun) {
+    if (!imageOnly) ctx.stdout.write(`${JSON.stringify({ kind, ...manifest }, null, 2)}\n`);
+    ctx.stdout.write(files.map((f) => `${f.path}\n`).join(''));
+    return EXIT.ok;
+  }
+  const client = await ctx.client(flags);
+  const path = imageOnly ? `/v0/images/${kind}/${project.name}` : `/v0/${kind}/${project.name}`;
+  const exists = !imageOnly && (await found(client, path));
+  if (flags.skipBuild) {
+    const current = exists
+      ? await client.call<{ spec?: { runtime?: { image?: string } } }>('GET', path)
+      : undefined;
+    const image = current?.spec?.runtime?.image;
+    if (!image)
+      throw new CliError(
+        'deploy',
+        '--skip-build needs an image already on the resource',
+        undefined,
+        EXIT.usage,
+      );
+    const body = { ...manifest, spec: { ...manifest.spec, runtime: { ...manifest.spec.runtime, image } } };
+    await client.call('PUT', path, { json: body });
+    out(`Updated ${project.type} ${project.name} (image ${image} kept)`);
+    return EXIT.ok;
+  }
+  const archive = await zipFiles(files, (p) => ctx.io.readFile(`${dir}/${p}`));
+  out(`Uploading ${files.length} files (${archive.length} bytes) for ${project.type} ${project.name}`);
+  const opened = imageOnly
+    ? await client.builds.openImage(kind, project.name)
+    : await client.builds.openWorkload(kind, manifest, exists);
+  await client.builds.upload(opened.uploadUrl, archive);
+  const logs = client.builds.followLogs(path, (line) => ctx.stdout.write(`${line}\n`)).catch(() => undefined);
+  const status = await waitForResult(client, path, imageOnly);
+  await Promise.race([logs, new Promise((r) => setTimeout(r, 2000))]);
+  if (!DONE.has(status.status)) {
+    throw new CliError(
+      `build of ${project.type} ${project.name}`,
+      status.message || 'FAILED',
+      `tarmac logs: GET ${path}/logs`,
+    );
+  }
+  out(`${status.status}: ${status.image ?? project.name}`);
+  return EXIT.ok;
+}
+
+async function found(client: Tarmac, path: string): Promise<boolean> {
+  try {
+    await client.call('GET', path);
+    return true;
+  } catch (err) {
+    if (err instanceof NotFoundError) return false;
+    throw err;
+  }
+}
+
+interface Watched {
+  status?: string;
+  metadata?: { status?: string };
+  spec?: { runtime?: { image?: string } };
+  events?: Array<{ status: string; message: string }>;
+}
+
+/** Polls until BUILT/DEPLOYED or FAILED; only trusts a final state reached after BUILDING (bl does the same). */
+async function waitForResult(client: Tarmac, path: string, imageOnly: boolean) {
+  const deadline = Date.now() + TIMEOUT_MS;
+  let sawBuilding = false;
+  for (;;) {
+    const r = await client.call<Watched>('GET', path);
+    const status = (imageOnly ? r.metadata?.status : r.status) ?? '';
+    const events = (imageOnly ? (r.metadata as { events?: Watched['events'] })?.events : r.events) ?? [];
+    if (status === 'BUILDING') sawBuilding = true;
+    if (sawBuilding || events.some((e) => e.status === 'BUILDING')) sawBuilding = true;
+    if (DONE.has(status) && sawBuilding) return { status, message: '', image: r.spec?.runtime?.image };
+    if (status === 'FAILED') return { status, message: events.at(-1)?.message ?? '', image: undefined };
+    if (Date.now() > deadline)
+      throw new CliError('deploy', 'timed out waiting for the build', undefined, EXIT.timeout);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+export type { Project };

@@ -1,0 +1,194 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The image builder (issue 15 "Builds"): buildah from Debian's packages, rootful, with its own
+ * storage under TARMAC_HOME (never the host's /var/lib/containers), `--pull=never` (a FROM names
+ * an image the platform already has, never a registry), RUN steps in runc (`--isolation oci`) with
+ * a memory limit, and a wall-clock limit on the whole build. Not a Dockerfile interpreter of our own.
+ */
+export interface BuildahOptions {
+  /** buildah's storage (`--root`) and run state (`--runroot`). */
+  root: string;
+  runroot: string;
+  isolation: 'oci' | 'chroot';
+  /** `host`: RUN steps reach what the host reaches (package registries); `none`: no network. */
+  network: 'host' | 'none';
+  memoryMB: number;
+  timeoutMs: number;
+  /** Extra CAs trusted inside build steps (operator CA, TLS-inspecting proxies), PEM. */
+  trustedCaPem: string;
+  /** The buildah binary (tests may point elsewhere). */
+  binary?: string;
+}
+
+export interface BuildRequest {
+  contextDir: string;
+  dockerfile: string;
+  tag: string;
+  buildArgs: Record<string, string>;
+  /** `--secret id=<id>,src=<file>`: files outside the context, never in the image. */
+  secrets: Array<{ id: string; file: string }>;
+  log: (line: string) => void;
+  signal: AbortSignal;
+}
+
+export class BuildFailure extends Error {}
+
+/** The base image as the engine stores it: one rootfs dir plus its run settings. */
+export interface SeedImage {
+  name: string;
+  rootfs: string;
+  env: string[];
+  workingDir: string;
+  /** Changes when the stored image changes (re-seeded then). */
+  version: string;
+}
+
+export class Buildah {
+  private caBundle: string | undefined;
+
+  constructor(private readonly o: BuildahOptions) {}
+
+  /**
+   * Makes `image` a buildah image named `docker.io/<name>` (what an unqualified FROM resolves to
+   * with --pull=never) by copying its rootfs into a scratch container; once per version.
+   */
+  async seed(image: SeedImage, log: (line: string) => void, signal: AbortSignal): Promise<void> {
+    mkdirSync(this.o.root, { recursive: true });
+    // Build steps trust the base image's CAs plus the operator's (mounted, never in a layer).
+    const bundle = join(image.rootfs, 'etc/ssl/certs/ca-certificates.crt');
+    this.caBundle = (existsSync(bundle) ? readFileSync(bundle, 'utf8') : '') + '\n' + this.o.trustedCaPem;
+    const marker = join(this.o.root, `.seeded-${Buffer.from(image.name).toString('hex')}`);
+    if (existsSync(marker) && readFileSync(marker, 'utf8') === image.version) return;
+    log(`Preparing base image ${image.name} for builds`);
+    const ctr = (await this.run(['from', '--pull=never', 'scratch'], () => {}, signal)).trim();
+    try {
+      const mnt = (await this.run(['mount', ctr], () => {}, signal)).trim();
+      await run('cp', ['-a', '--', `${image.rootfs}/.`, `${mnt}/`], log, signal, this.o.timeoutMs);
+      await this.run(['umount', ctr], () => {}, signal);
+      const env = image.env.flatMap((e) => ['--env', e]);
+      await this.run(['config', ...env, '--workingdir', image.workingDir, ctr], log, signal);
+      await this.run(['commit', '--quiet', ctr, `docker.io/${image.name}`], log, signal);
+    } finally {
+      await this.run(['rm', ctr], () => {}, new AbortController().signal).catch(() => undefined);
+    }
+    writeFileSync(marker, image.version);
+  }
+
+  /** `buildah build`; throws BuildFailure with the builder's message when the build fails. */
+  async build(r: BuildRequest): Promise<void> {
+    const caFile = join(this.o.root, 'build-ca-bundle.crt');
+    writeFileSync(caFile, this.caBundle ?? this.o.trustedCaPem);
+    const args = [
+      'build',
+      '--pull=never',
+      '--layers',
+      // A failed step's container goes too (the default keeps it, mounted, in our storage).
+      '--force-rm',
+      `--isolation=${this.o.isolation}`,
+      `--network=${this.o.network}`,
+      `--memory=${this.o.memoryMB}m`,
+      // Trusted CAs for build steps only: a bind mount is not part of any layer (issue 15).
+      '--volume',
+      `${caFile}:/etc/ssl/certs/ca-certificates.crt:ro`,
+      '-f',
+      r.dockerfile,
+      '-t',
+      r.tag,
+      ...Object.entries(r.buildArgs).flatMap(([k, v]) => ['--build-arg', `${k}=${v}`]),
+      ...r.secrets.flatMap((s) => ['--secret', `id=${s.id},src=${s.file}`]),
+      r.contextDir,
+    ];
+    await this.run(args, r.log, r.signal);
+  }
+
+  /** Writes the built image as an OCI archive the engine's import reads (same vetted path as uploads). */
+  async exportArchive(tag: string, file: string, signal: AbortSignal): Promise<void> {
+    await this.run(
+      ['push', '--quiet', '--disable-compression', tag, `oci-archive:${file}`],
+      () => {},
+      signal,
+    );
+  }
+
+  async removeImage(tag: string): Promise<void> {
+    await this.run(['rmi', tag], () => {}, new AbortController().signal).catch(() => undefined);
+  }
+
+  /** Dangling layers and images no tag names any more (the GC's builder half). */
+  async prune(): Promise<void> {
+    await this.run(['rmi', '--prune'], () => {}, new AbortController().signal).catch(() => undefined);
+  }
+
+  /**
+   * On platform shutdown: working containers go, and the storage's own mounts (containers-storage
+   * bind-mounts its overlay dir and mounts each container's rootfs) are undone, so nothing under
+   * TARMAC_HOME stays mounted. The next build mounts again.
+   */
+  async shutdown(): Promise<void> {
+    const none = new AbortController().signal;
+    await this.run(['rm', '--all'], () => {}, none).catch(() => undefined);
+    await run('umount', [join(this.o.root, 'overlay')], () => {}, none, 30_000).catch(() => undefined);
+  }
+
+  private run(args: string[], log: (line: string) => void, signal: AbortSignal): Promise<string> {
+    const global = ['--root', this.o.root, '--runroot', this.o.runroot, '--storage-driver', 'overlay'];
+    return run(this.o.binary ?? 'buildah', [...global, ...args], log, signal, this.o.timeoutMs);
+  }
+}
+
+/** Runs a command, streaming its output lines to `log`; the process group dies on abort or timeout. */
+export function run(
+  cmd: string,
+  args: string[],
+  log: (line: string) => void,
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new BuildFailure('build cancelled'));
+    const child = spawn(cmd, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let why: string | undefined;
+    const kill = (reason: string) => {
+      why = reason;
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    };
+    const onAbort = () => kill('build cancelled');
+    signal.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(
+      () => kill(`build took longer than ${Math.round(timeoutMs / 1000)} s`),
+      timeoutMs,
+    );
+    const lines = (stream: NodeJS.ReadableStream, keep: boolean) => {
+      let rest = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        if (keep && stdout.length < 1 << 20) stdout += chunk;
+        const parts = (rest + chunk).split('\n');
+        rest = parts.pop() ?? '';
+        for (const p of parts) log(p);
+      });
+      stream.on('end', () => rest && log(rest));
+    };
+    lines(child.stdout, true);
+    lines(child.stderr, false);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(new BuildFailure(`${cmd} could not start: ${err.message}`));
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      if (why) reject(new BuildFailure(why));
+      else if (code !== 0) reject(new BuildFailure(`${cmd} exited with code ${code}`));
+      else resolve(stdout);
+    });
+  });
+}

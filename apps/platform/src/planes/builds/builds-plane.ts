@@ -1,0 +1,100 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Authenticator, ServerEnv, WorkspaceResolver } from '@tarmac/server-kit';
+import type { Hono } from 'hono';
+import type { Logger } from 'pino';
+import type { ChangeFeed } from '../../framework/change-feed.js';
+import { Buildah } from './buildah.js';
+import type { BuildImageStore, BuildRecords, BuildTarget } from './build-records.js';
+import { registerBuildRoutes } from './builds.routes.js';
+import { BuildsService } from './builds.service.js';
+import { ImageGc } from './image-gc.js';
+import { uploadRoute } from './upload-route.js';
+import { UploadTickets } from './upload-tickets.js';
+
+/** The builds plane (issue 15), built once by compose.ts from what other planes hand in. */
+export interface BuildsPlaneDeps {
+  home: string;
+  secretKey: Uint8Array;
+  records: BuildRecords;
+  images: BuildImageStore;
+  /** Removes an image from the engine's store (the GC). */
+  removeImage(engineRef: string): void;
+  changes: ChangeFeed;
+  authenticator: Authenticator;
+  workspaces: WorkspaceResolver;
+  logger: Logger;
+  apiUrl: () => string;
+  /** CAs trusted inside build steps besides the base image's (operator CA, inspecting proxies). */
+  trustedCaPem: string;
+  limits: {
+    maxUploadBytes: number;
+    maxSourceBytes: number;
+    urlTtlMs: number;
+    memoryMB: number;
+    timeoutMs: number;
+    network: 'host' | 'none';
+    gcIntervalMs: number;
+  };
+}
+
+export function buildsPlane(d: BuildsPlaneDeps) {
+  const dir = join(d.home, 'builds');
+  const builder = new Buildah({
+    root: join(dir, 'storage'),
+    runroot: join(dir, 'run'),
+    isolation: 'oci',
+    network: d.limits.network,
+    memoryMB: d.limits.memoryMB,
+    timeoutMs: d.limits.timeoutMs,
+    trustedCaPem: d.trustedCaPem,
+  });
+  mkdirSync(dir, { recursive: true });
+  const gc = new ImageGc({
+    ledgerFile: join(dir, 'built-images.json'),
+    tagExists: (e) => d.records.tagExists(e.workspace, e.imageType, e.name, e.tag),
+    removeImage: (ref) => d.removeImage(ref),
+    log: (msg, extra) => d.logger.info(extra, msg),
+  });
+  gc.start(d.limits.gcIntervalMs);
+  const builds = new BuildsService({
+    onStored: (entry) => gc.record(entry),
+    records: d.records,
+    images: d.images,
+    builder,
+    tickets: new UploadTickets(d.secretKey, d.limits.urlTtlMs),
+    workDir: join(dir, 'work'),
+    limits: {
+      maxUploadBytes: d.limits.maxUploadBytes,
+      maxBytes: d.limits.maxSourceBytes,
+      maxEntries: 100_000,
+    },
+    apiUrl: d.apiUrl,
+    log: (msg, extra) => d.logger.warn(extra ?? {}, msg),
+  });
+  // Deleting the record cancels its build (issue 15): the change feed says which record moved.
+  const kinds: Array<[string, BuildTarget['kind']]> = [
+    ['agent', 'agent'],
+    ['function', 'function'],
+    ['job', 'job'],
+  ];
+  const unsubscribe = kinds.map(([kind, k]) =>
+    d.changes.subscribe(kind, (ref) => {
+      const imageType = `${k}s` as BuildTarget['imageType'];
+      void builds.cancelIfGone(ref.workspace, { kind: k, imageType, name: ref.name }).catch(() => undefined);
+    }),
+  );
+  return {
+    builds,
+    rawRoutes: [uploadRoute(builds, d.logger)],
+    registerRoutes: (app: Hono<ServerEnv>) =>
+      registerBuildRoutes(app, { builds, authenticator: d.authenticator, workspaces: d.workspaces }),
+    gc,
+    close: async () => {
+      gc.stop();
+      unsubscribe.forEach((u) => u());
+      await builds.stop();
+      await builder.shutdown();
+    },
+  };
+}

@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto';
+import { ResourceCollection, type CollectionDeps } from '../../framework/collection.js';
+import { newEvent } from '../../framework/events.js';
+import { IMAGE_KIND, imageKey, type StoredImageSpec, type StoredTag } from './images/image-rows.js';
+
+/**
+ * The catalogue's side of builds (issue 15): status writes of the records a build is for, and the
+ * result of a good build — the image tag on the image record (so `/v0/images` lists it with its
+ * real size), `spec.runtime.image` of the workload naming it, and a new revision. A failed build
+ * changes only the status: the previous image and revision stay (issue 15 "a failed build leaves
+ * the previous revision serving"). compose.ts hands this to the builds plane as its BuildRecords.
+ */
+type Kind = 'agent' | 'function' | 'job' | 'image';
+interface Target {
+  kind: Kind;
+  name: string;
+  imageType: 'agents' | 'functions' | 'jobs' | 'sandboxes';
+}
+interface RuntimeSpec {
+  runtime?: Record<string, unknown>;
+}
+const LABELS: Record<Kind, string> = { agent: 'Agent', function: 'Function', job: 'Job', image: 'Image' };
+const MAX_REVISIONS = 20;
+
+export class CatalogueBuildRecords {
+  constructor(private readonly deps: CollectionDeps) {}
+
+  private rows(t: Target) {
+    return new ResourceCollection<RuntimeSpec & StoredImageSpec>(
+      this.deps,
+      t.kind === 'image' ? IMAGE_KIND : t.kind,
+      LABELS[t.kind],
+    );
+  }
+
+  private key(t: Target): string {
+    return t.kind === 'image' ? imageKey(t.imageType, t.name) : t.name;
+  }
+
+  async exists(workspace: string, t: Target): Promise<boolean> {
+    return (await this.rows(t).find(workspace, this.key(t))) !== undefined;
+  }
+
+  async tagExists(workspace: string, imageType: string, name: string, tag: string): Promise<boolean> {
+    const row = await this.deps.store.resources.get<StoredImageSpec>(
+      workspace,
+      IMAGE_KIND,
+      imageKey(imageType, name),
+    );
+    return !!row && !row.terminatedAt && row.spec.tags.some((t) => t.name === tag);
+  }
+
+  async setStatus(workspace: string, t: Target, status: string, message: string): Promise<void> {
+    await this.rows(t).mutate(workspace, this.key(t), 'builds', async (row) => ({
+      patch: { status },
+      event: newEvent(row, 'build', status, message, this.deps.now()),
+    }));
+  }
+
+  async openImage(
+    workspace: string,
+    actor: string,
+    imageType: Target['imageType'],
+    name: string,
+  ): Promise<void> {
+    const rows = this.rows({ kind: 'image', imageType, name });
+    if (await rows.find(workspace, imageKey(imageType, name))) return;
+    await rows.create({
+      workspace,
+      name: imageKey(imageType, name),
+      actor,
+      displayName: null,
+      externalId: null,
+      labels: {},
+      spec: { tags: [] },
+      status: 'UPLOADING',
+      event: newEvent(undefined, 'build', 'UPLOADING', 'Waiting for the code upload', this.deps.now()),
+    });
+  }
+
+  async built(
+    workspace: string,
+    actor: string,
+    t: Target,
+    image: { ref: string; tag: string; sizeBytes: number },
+  ): Promise<void> {
+    const now = this.deps.now();
+    const at = now.toISOString();
+    const tag: StoredTag = {
+      name: image.tag,
+      size: image.sizeBytes,
+      createdAt: at,
+      updatedAt: at,
+      source: image.ref,
+    };
+    const imageTarget: Target = { kind: 'image', imageType: t.imageType, name: t.name };
+    await this.openImage(workspace, actor, t.imageType, t.name);
+    await this.rows(imageTarget).mutate(workspace, this.key(imageTarget), actor, async (row) => ({
+      patch: {
+        spec: { ...row.spec, tags: [...(row.spec.tags ?? []).filter((x) => x.name !== tag.name), tag] },
+        status: 'BUILT',
+      },
+      event: newEvent(row, 'build', 'BUILT', `Tag ${image.tag} built (${image.sizeBytes} bytes)`, now),
+    }));
+    if (t.kind === 'image') return;
+    await this.rows(t).mutate(workspace, t.name, actor, async (row) => {
+      const revisions = (row.system.revisions as unknown[] | undefined) ?? [];
+      const revision = {
+        id: randomBytes(6).toString('hex'),
+        createdAt: at,
+        createdBy: actor,
+        image: image.ref,
+      };
+      return {
+        patch: {
+          spec: { ...row.spec, runtime: { ...row.spec.runtime, image: image.ref } },
+          status: 'BUILT',
+          system: { ...row.system, revisions: [revision, ...revisions].slice(0, MAX_REVISIONS) },
+        },
+        event: newEvent(
+          row,
+          'build',
+          'BUILT',
+          `Built image ${image.ref}; waiting for a runtime to deploy it`,
+          now,
+        ),
+      };
+    });
+  }
+}
