@@ -4,7 +4,7 @@ import { gracefulShutdown } from '@tarmac/server-kit';
 import { openStore } from '@tarmac/store';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import type { Server as HttpServer } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { homedir } from 'node:os';
