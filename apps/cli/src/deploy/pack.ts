@@ -1,4 +1,4 @@
-import ignoreModule from 'ignore';
+import ignore from 'ignore';
 import yazl from 'yazl';
 
 /**
@@ -6,10 +6,6 @@ import yazl from 'yazl';
  * folder's `.tarmacignore`, `.blaxelignore` or `.gitignore` (first found) on top of the defaults.
  * `.env.build` is kept: it carries the secret build args the platform passes as `--secret`.
  */
-// `ignore` is CommonJS with a `default` export: under NodeNext the default import is the module.
-const ignore = ((ignoreModule as unknown as { default?: typeof ignoreModule }).default ??
-  ignoreModule) as unknown as (typeof ignoreModule)['default'];
-
 export const DEFAULT_EXCLUDES = [
   '.git',
   'node_modules',
