@@ -14,7 +14,8 @@ export async function isolatedEnv<T extends Record<string, string | undefined>>(
   extra: T,
 ): Promise<Record<string, string> & T>;
 export async function isolatedEnv(extra: Record<string, string | undefined> = {}) {
-  return { TARMAC_EGRESS_PORT: String(await freePort()), ...extra };
+  // No warm pool (issue 20): these platforms start with fresh homes and no image, as startPlatform's.
+  return { TARMAC_EGRESS_PORT: String(await freePort()), TARMAC_POOL: 'off', ...extra };
 }
 
 export interface Spawned {

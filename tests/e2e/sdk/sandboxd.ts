@@ -21,10 +21,18 @@ export async function startSandboxd(): Promise<LocalSandboxd> {
   const work = join(root, 'work');
   mkdirSync(work);
   mkdirSync(join(root, 'logs'));
+  mkdirSync(join(root, 'tmp')); // its multipart uploads: removed with root
   const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, [SANDBOXD_MAIN, '--port', String(port)], {
     cwd: work,
-    env: { ...process.env, HOME: work, SANDBOX_LOG_DIR: join(root, 'logs'), SHELL: '/bin/sh', PS1: '$ ' },
+    env: {
+      ...process.env,
+      HOME: work,
+      TMPDIR: join(root, 'tmp'),
+      SANDBOX_LOG_DIR: join(root, 'logs'),
+      SHELL: '/bin/sh',
+      PS1: '$ ',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

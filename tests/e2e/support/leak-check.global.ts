@@ -13,17 +13,14 @@ import { hostState, leftovers, mentions, runNames, testFiles } from './host-left
 export default function setup(project: TestProject) {
   if (process.env.TARMAC_E2E_LEAK_CHECK === '0' || process.getuid?.() !== 0) return undefined;
   const tmp = mkdtempSync(join(tmpdir(), 'tarmac-e2e-run-'));
-  const previousTmp = process.env.TMPDIR;
-  process.env.TMPDIR = tmp;
-  // The workers' environment: os.tmpdir() reads TMPDIR at each call, so there it is this directory.
+  // The e2e workers' environment only: os.tmpdir() reads TMPDIR at each call, so there it is this
+  // directory. Not this process's: the unit project's workers, started by it, would inherit it.
   project.config.env = { ...project.config.env, TMPDIR: tmp };
   // Which files will run is not known yet: snapshot what every e2e file names, then judge only
   // what the files that ran name.
   const every = runNames(testFiles(join(project.config.root, 'tests/e2e')));
   const before = hostState(every, tmp);
   return () => {
-    if (previousTmp === undefined) delete process.env.TMPDIR;
-    else process.env.TMPDIR = previousTmp;
     const scope = runNames(project.vitest.state.getFiles().map((f) => f.filepath));
     const left = leftovers(before, hostState(every, tmp)).filter(
       (l) => /^(loop |mount |left in TMPDIR)/.test(l) || mentions(scope, ` ${l}`),

@@ -26,6 +26,7 @@ export type PoolEngine = Pick<
   | 'list'
   | 'stats'
   | 'ensureImage'
+  | 'hasImage'
 >;
 
 export interface WarmPoolDeps {
@@ -261,6 +262,13 @@ export class WarmPool {
         engineImage = await this.d.resolveImage(shape.image);
         if (engineImage === undefined) throw new Error(`image "${shape.image}" is not available`);
         this.engineImages.set(shape.image, engineImage);
+      }
+      // The pool never builds an image (the base image's first build takes ~45 s of both cores, and
+      // a stop in the middle of it is a stop in the middle of mmdebstrap): it waits for the first
+      // create, or install.sh, to have built it, and tries again after the backoff.
+      if (!this.d.engine.hasImage(engineImage)) {
+        this.d.logger.info({ shape: key }, 'warm pool waits for its image to be built');
+        return false;
       }
       const image = await this.d.engine.ensureImage(engineImage);
       // No workspace yet: the claim hands over what depends on the name (its MCP hosts, envs).
