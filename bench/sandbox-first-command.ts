@@ -99,9 +99,25 @@ export function podmanMissing(): string | undefined {
 /** `podman run --rm --rootfs <rootfs> echo hi`, ms (the same Debian rootfs the sandboxes run). */
 export function podmanFirstCommand(rootfs: string): number {
   const t = performance.now();
-  const out = execFileSync('podman', ['run', '--rm', '--network=none', '--rootfs', rootfs, 'echo', 'hi'], {
-    encoding: 'utf8',
-  });
+  const out = execFileSync(
+    'podman', // The sandboxes' descriptor and process limits: podman's defaults are above this host's hard ones.
+    [
+      'run',
+      '--rm',
+      '--network=none',
+      '--ulimit',
+      'nofile=4096:4096',
+      '--ulimit',
+      'nproc=4096:4096',
+      '--rootfs',
+      rootfs,
+      'echo',
+      'hi',
+    ],
+    {
+      encoding: 'utf8',
+    },
+  );
   if (out.trim() !== 'hi') throw new Error(`podman said ${out}`);
   return performance.now() - t;
 }
