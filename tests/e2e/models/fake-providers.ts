@@ -217,6 +217,11 @@ function anthropic(req: SeenRequest, res: ServerResponse): void {
 
 function gemini(req: SeenRequest, res: ServerResponse): void {
   const b = req.body;
+  // models.batchEmbedContents: one embedding per request, no usage (Gemini reports none).
+  if (req.path.endsWith(':batchEmbedContents')) {
+    const requests = (b as { requests?: unknown[] }).requests ?? [];
+    return json(res, 200, { embeddings: requests.map((_, i) => ({ values: [i, 0.5, 0.25, 0.125] })) });
+  }
   const u = USAGE.gemini;
   const tool = wantsTool(b);
   const usageMetadata = {

@@ -311,6 +311,38 @@ describe('model gateway through the built platform', () => {
     expect(up.headers.authorization).toBeUndefined();
   });
 
+  it('embeddings on gemini: translated to batchEmbedContents and back, usage estimated', async () => {
+    const c = client('e2e-gemini');
+    const before = fake.seen.length;
+    const emb = await c.embeddings.create({ model: 'x', input: ['hello', 'world!!!'] });
+    count('e2e-gemini', { prompt: 4, completion: 0 }); // 13 characters, about four a token
+    expect(emb.data.map((d) => d.embedding)).toEqual([
+      [0, 0.5, 0.25, 0.125],
+      [1, 0.5, 0.25, 0.125],
+    ]);
+    expect(emb.usage.prompt_tokens).toBe(4);
+    const up = fake.seen[before]!;
+    expect(up.path).toBe('/v1beta/models/gemini-upstream-model:batchEmbedContents');
+    expect(up.headers['x-goog-api-key']).toBe('upstream-gemini-key');
+    expect(up.body).toEqual({
+      requests: [
+        { model: 'models/gemini-upstream-model', content: { parts: [{ text: 'hello' }] } },
+        { model: 'models/gemini-upstream-model', content: { parts: [{ text: 'world!!!' }] } },
+      ],
+    });
+    const floats = await c.embeddings.create({ model: 'x', input: 'hi', encoding_format: 'float' });
+    count('e2e-gemini', { prompt: 1, completion: 0 });
+    expect(floats.data[0]?.embedding).toEqual([0, 0.5, 0.25, 0.125]);
+    // A field that would change the answer and that Gemini cannot honour: 400 naming it.
+    const refused = await fetch(`${p.credentials.runUrl}/${ws}/models/e2e-gemini/embeddings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${p.credentials.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'hi', truncate: 'END' }),
+    });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { param: string } }).error.param).toBe('truncate');
+  });
+
   it('attack: a pass-through path with dot segments cannot step out of the base URL with the key', async () => {
     const before = fake.seen.length;
     for (const path of ['/v1/../../admin', '/%2e%2e/%2E%2E/admin', '/v1/..%2f..%2fadmin']) {

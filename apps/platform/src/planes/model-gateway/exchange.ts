@@ -125,13 +125,19 @@ export class Exchange {
         404,
         `the ${this.m.adapter.name} adapter has no embeddings endpoint; call the provider's own API under the model's URL`,
       );
-    const up = await this.send(build(parseObject(raw), this.m));
-    const text = await readText(up);
+    const request = parseObject(raw);
+    const up = await this.send(build(request, this.m));
+    let text = await readText(up);
     let usage: Usage | undefined;
-    try {
-      usage = readUsage((JSON.parse(text) as { usage?: unknown }).usage);
-    } catch {
-      usage = undefined;
+    const translate = this.m.adapter.embeddingsResult;
+    if (translate) {
+      ({ body: text, usage } = translate(text, this.m, request));
+    } else {
+      try {
+        usage = readUsage((JSON.parse(text) as { usage?: unknown }).usage);
+      } catch {
+        usage = undefined;
+      }
     }
     this.res.writeHead(200, {
       'content-type': 'application/json',

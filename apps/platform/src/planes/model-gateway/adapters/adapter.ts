@@ -88,6 +88,8 @@ export interface Adapter {
   chatStream(call: ChatCall): StreamTranslator;
   /** Embeddings request, or undefined when the provider has none through this adapter. */
   embeddingsRequest?(body: ChatBody, model: ResolvedModel): UpstreamRequest;
+  /** The provider's embeddings answer as OpenAI JSON; absent when it already is OpenAI's. */
+  embeddingsResult?(text: string, model: ResolvedModel, request: ChatBody): { body: string; usage: Usage };
   /** The provider's own API: same base, the caller's path, our credentials. */
   passthroughRequest(model: ResolvedModel, path: string, query: string): Omit<UpstreamRequest, 'method'>;
   /** The message of a provider error body. */

@@ -20,6 +20,7 @@ import {
   type Part,
 } from './openai-request.js';
 import { GatewayError, unsupportedField } from '../gateway-error.js';
+import { geminiEmbeddingsRequest, geminiEmbeddingsResult } from './gemini-embeddings.js';
 
 const NAME = 'gemini';
 const HANDLED = [
@@ -322,6 +323,9 @@ export const geminiAdapter: Adapter = {
   }),
   chatResult: geminiResult,
   chatStream: (call) => new GeminiStream(call),
+  embeddingsRequest: (b, m) =>
+    geminiEmbeddingsRequest(b, m, joinUrl(m.baseUrl, `${modelPath(m)}:batchEmbedContents`), headers(m)),
+  embeddingsResult: geminiEmbeddingsResult,
   passthroughRequest: (m, path, query) => ({ url: joinUrl(m.baseUrl, path, query), headers: headers(m) }),
   errorMessage: jsonError,
 };

@@ -5,7 +5,8 @@ import { SseParser } from '../sse.js';
 import type { ChatCall, ResolvedModel, StreamTranslator } from './adapter.js';
 import { estimateUsage, joinUrl, readUsage } from './adapter.js';
 import { anthropicAdapter, anthropicRequest, anthropicResult } from './anthropic.js';
-import { geminiRequest, geminiResult, GeminiStream } from './gemini.js';
+import { geminiAdapter, geminiRequest, geminiResult, GeminiStream } from './gemini.js';
+import { geminiEmbeddingsRequest, geminiEmbeddingsResult } from './gemini-embeddings.js';
 import { OpenAiStream, azureOpenAiAdapter } from './openai.js';
 
 const model = (over: Partial<ResolvedModel> = {}): ResolvedModel => ({
@@ -394,5 +395,54 @@ describe('openai family', () => {
       total: 7,
     });
     expect(readUsage(null)).toBeUndefined();
+  });
+});
+
+describe('gemini embeddings (batchEmbedContents)', () => {
+  const gm = model({ provider: 'gemini', upstreamModel: 'text-embedding-004', adapter: geminiAdapter });
+  const url = new URL('https://g/v1beta/models/text-embedding-004:batchEmbedContents');
+
+  it('one request per input, dimensions as outputDimensionality', () => {
+    const r = geminiEmbeddingsRequest({ input: ['a', 'b'], dimensions: 8 }, gm, url, {});
+    expect(JSON.parse(r.body as string)).toEqual({
+      requests: ['a', 'b'].map((text) => ({
+        model: 'models/text-embedding-004',
+        content: { parts: [{ text }] },
+        outputDimensionality: 8,
+      })),
+    });
+  });
+
+  it('refuses what it cannot honour, naming the field', () => {
+    const param = (b: Record<string, unknown>) => {
+      try {
+        geminiEmbeddingsRequest(b, gm, url, {});
+      } catch (e) {
+        return (e as GatewayError).param;
+      }
+      return undefined;
+    };
+    expect(param({ input: 'a', truncate: 'END' })).toBe('truncate');
+    expect(param({ input: [1, 2] })).toBe('input');
+    expect(param({ input: [] })).toBe('input');
+    expect(param({ input: 'a', encoding_format: 'int8' })).toBe('encoding_format');
+    expect(param({ input: 'a', dimensions: 0 })).toBe('dimensions');
+  });
+
+  it('answers OpenAI-shaped, floats or base64 little-endian float32', () => {
+    const text = JSON.stringify({ embeddings: [{ values: [0.5, -1] }] });
+    const floats = JSON.parse(geminiEmbeddingsResult(text, gm, { input: 'abcd' }).body) as {
+      data: Array<{ embedding: number[] }>;
+      usage: { prompt_tokens: number };
+    };
+    expect(floats.data[0]!.embedding).toEqual([0.5, -1]);
+    expect(floats.usage.prompt_tokens).toBe(1);
+    const b64 = JSON.parse(
+      geminiEmbeddingsResult(text, gm, { input: 'abcd', encoding_format: 'base64' }).body,
+    ) as {
+      data: Array<{ embedding: string }>;
+    };
+    const back = new Float32Array(Uint8Array.from(Buffer.from(b64.data[0]!.embedding, 'base64')).buffer);
+    expect([...back]).toEqual([0.5, -1]);
   });
 });
