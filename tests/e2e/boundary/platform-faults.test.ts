@@ -402,6 +402,12 @@ describe.skipIf(missing !== null)(`platform faults${missing ? ` (skipped: ${miss
     p = await startSandboxPlatform({ home, env });
     // The first pass after start takes it (the periodic one would come only after 30 s).
     await waitFor('the orphan reaped', async () => (engineIds(home).includes(id) ? undefined : true), 10_000);
+    // The runc state goes first, then mounts, disk and network: its veth pin may go a moment later.
+    await waitFor(
+      'its host objects removed',
+      async () => (hostLeftovers([id]).length ? undefined : true),
+      10_000,
+    );
     expect(hostLeftovers([id])).toEqual([]);
     // The one with a record survived the restart and the reaping.
     expect((await getSandbox(p, 'steady')).status).toBe('DEPLOYED');
