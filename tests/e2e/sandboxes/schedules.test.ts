@@ -148,7 +148,17 @@ describe.skipIf(missing !== null)(`sandbox schedules${missing ? ` (skipped: ${mi
       input: { command: 'date -u +%M; echo cron-ran', keepAlive: false },
     });
     await waitSandbox(p!, 'sched-cron', (s) => s.state === 'STANDBY', 'STANDBY', 30_000);
-    const ex = await finished('sched-cron', 'every-minute', 80_000);
+    // The minute may have turned while the sandbox was still RUNNING (it idles 3 s first): only an
+    // execution that was not there when STANDBY was seen proves the wake.
+    const before = new Set((await executions('sched-cron')).map((e) => e.id));
+    const ex = await waitFor(
+      'an execution of every-minute, fired in STANDBY, that ended',
+      async () =>
+        (await executions('sched-cron')).find(
+          (e) => e.scheduleId === 'every-minute' && !before.has(e.id) && e.processStatus !== 'running',
+        ),
+      80_000,
+    );
     expect(ex).toMatchObject({ statusCode: 200, processStatus: 'completed', exitCode: 0 });
     expect(ex.output).toContain('cron-ran');
     const s = await getSandbox(p!, 'sched-cron');
