@@ -125,9 +125,12 @@ describe.skipIf(missing !== null)(`LocalEngine lifecycle${missing ? ` (skipped: 
     const info = await start('stop');
     await sh(
       info.id,
-      'nohup sh -c \'trap "echo got-term > /tmp/term; exit 0" TERM; while true; do sleep 0.05; done\' >/dev/null 2>&1 &',
+      'nohup sh -c \'trap "echo got-term > /tmp/term; exit 0" TERM; touch /tmp/trapped; while true; do sleep 0.05; done\' >/dev/null 2>&1 &',
     );
-    await new Promise((r) => setTimeout(r, 200));
+    // A fixed pause raced the trap under load (CI): wait until the shell says it is installed.
+    await waitUntil(() =>
+      existsSync(join(engineHome(engine), 'sandboxes', info.id, 'disk/upper/tmp/trapped')),
+    );
     const t = performance.now();
     const stopped = await engine.stopSandbox(info.id, 5);
     expect(performance.now() - t).toBeLessThan(4000);
