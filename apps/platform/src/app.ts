@@ -68,6 +68,8 @@ export interface PlatformDeps {
   prices?: PriceTable;
   /** Model `runtime.type`s the model gateway serves: their records are DEPLOYED (issue 18). */
   servedModelTypes?: ReadonlySet<string>;
+  /** Before a job record goes: its executions cancelled and their containers gone (jobs plane). */
+  beforeJobDelete?: (workspace: string, job: string) => Promise<void>;
   /** Routes of planes compose.ts builds outside the app (the jobs plane's executions). */
   extraRoutes?: (app: ReturnType<typeof createManagementApp>, deps: RouteDeps) => void;
   /** Routes and middleware of planes wired by compose.ts (builds: `?upload=true`), mounted first. */
@@ -173,6 +175,7 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
       // The run plane shares the management listener for now (ARCHITECTURE.md "Addresses").
       runUrl: deps.apiUrl,
       ...(deps.servedModelTypes ? { servedModelTypes: deps.servedModelTypes } : {}),
+      ...(deps.beforeJobDelete ? { beforeJobDelete: deps.beforeJobDelete } : {}),
     }),
   );
   deps.extraRoutes?.(app, routeDeps);

@@ -145,6 +145,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     logger,
     capacityPerWorkspace: config.jobs.capacityPerWorkspace,
     graceSeconds: config.jobs.graceSeconds,
+    executionTimeoutSeconds: config.jobs.executionTimeoutSeconds,
     maxMemoryMB: sandboxPlane.memoryCapacityMB,
     view: toExecution,
   });
@@ -235,6 +236,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       prices: config.metering.prices,
       servedModelTypes: SERVED_PROVIDER_TYPES,
       extraRoutes: (app, routeDeps) => jobs.register(app, routeDeps),
+      beforeJobDelete: (workspace, job) => jobs.executions.cancelAll(workspace, job),
     },
     shared,
   );

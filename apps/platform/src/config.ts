@@ -125,6 +125,8 @@ export const platformEnvSchema = z.object({
   TARMAC_JOBS_WORKSPACE_CAPACITY: optional,
   /** Seconds between SIGTERM and SIGKILL when an execution is cancelled (10). */
   TARMAC_JOBS_CANCEL_GRACE_SECONDS: optional,
+  /** Seconds an execution may take from its creation when its request names no `timeout` (86400). */
+  TARMAC_JOBS_EXECUTION_TIMEOUT_SECONDS: optional,
 
   // Metering (planes/metering/ARCHITECTURE.md).
   /** JSON object of price overrides, dimension → USD per unit. */
@@ -176,7 +178,7 @@ export interface PlatformConfig {
     allowCidrs: string[];
   };
   metering: { prices: PriceTable; intervalMs: number };
-  jobs: { capacityPerWorkspace: number; graceSeconds: number };
+  jobs: { capacityPerWorkspace: number; graceSeconds: number; executionTimeoutSeconds: number };
   connections: ConnectionConfig;
   /** Where the extra trusted CAs are (TARMAC_EXTRA_CA_CERTS); `required`: a missing path is an error. */
   extraCaCerts: ExtraCaSources;
@@ -248,6 +250,12 @@ export function resolveConfig({ flags, env, homedir }: ConfigSources): PlatformC
         'TARMAC_JOBS_CANCEL_GRACE_SECONDS',
         10,
         0,
+      ),
+      executionTimeoutSeconds: boundedWholeNumber(
+        e.TARMAC_JOBS_EXECUTION_TIMEOUT_SECONDS,
+        'TARMAC_JOBS_EXECUTION_TIMEOUT_SECONDS',
+        86_400,
+        1,
       ),
     },
     connections: resolveConnectionConfig(e),

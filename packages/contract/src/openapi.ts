@@ -65,6 +65,18 @@ function parametersOf(
   }));
 }
 
+/** The legacy window parameters (RouteSpec.legacyQuery) the cursor query does not have already. */
+function legacyParameters(route: RouteSpec, collector: SchemaCollector) {
+  const current = new Set(Object.keys(route.query?.shape ?? {}));
+  return parametersOf(route.legacyQuery, 'query', collector)
+    .filter((p) => !current.has(p.name))
+    .map((p) => ({
+      ...p,
+      required: false,
+      description: `Before ${PAGINATION_SINCE} only (with \`limit\`); ignored from ${PAGINATION_SINCE}.`,
+    }));
+}
+
 const versionParameter = {
   name: 'Service-Version',
   in: 'header',
@@ -118,6 +130,7 @@ function operationOf(route: RouteSpec, collector: SchemaCollector) {
     parameters: [
       ...parametersOf(route.params, 'path', collector),
       ...parametersOf(route.query, 'query', collector),
+      ...legacyParameters(route, collector),
       ...(route.auth === 'workspace' ? workspaceParameters : []),
       versionParameter,
     ],

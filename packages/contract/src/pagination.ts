@@ -25,6 +25,29 @@ export const listQuerySchema = z.object({
 });
 export type ListQuery = z.infer<typeof listQuerySchema>;
 
+/**
+ * The legacy (before 2026-04-28) `limit`/`offset` window of a list (reference §1.4 job executions:
+ * limit default 20, maximum 100). Offsets are bounded so a window never walks an unbounded list.
+ */
+export const MAX_LEGACY_OFFSET = 100_000;
+export function offsetQuerySchema(o: { defaultLimit: number; maxLimit: number }) {
+  return z.object({
+    limit: z.coerce
+      .number({ error: 'must be an integer' })
+      .int('must be an integer')
+      .min(1, 'must be at least 1')
+      .max(o.maxLimit, `must be at most ${o.maxLimit}`)
+      .default(o.defaultLimit),
+    offset: z.coerce
+      .number({ error: 'must be an integer' })
+      .int('must be an integer')
+      .min(0, 'must be at least 0')
+      .max(MAX_LEGACY_OFFSET, `must be at most ${MAX_LEGACY_OFFSET}`)
+      .default(0),
+  });
+}
+export type OffsetQuery = z.infer<ReturnType<typeof offsetQuerySchema>>;
+
 export const paginationMetaSchema = z
   .object({
     hasMore: z.boolean(),

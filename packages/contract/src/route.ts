@@ -43,6 +43,12 @@ export interface RouteSpec {
    * vendor SDK maps these bodies as arrays). The handler still pages; every page is fetched.
    */
   readonly bareList?: boolean;
+  /**
+   * A paginated list whose contract before 2026-04-28 is `limit`/`offset` (this schema) instead
+   * of the cursor parameters, answering one bare-array window (reference §1.4: job executions,
+   * default limit 20, maximum 100). From 2026-04-28 `query` applies and the answer is `{data, meta}`.
+   */
+  readonly legacyQuery?: z.ZodObject;
   /** 204 answers with no body (e.g. declining a pending image share, reference §0). */
   readonly successStatus?: 200 | 202 | 204;
   /** Error statuses worth documenting beyond the ones every route can return. */

@@ -2,6 +2,7 @@ import {
   PAGINATION_SINCE,
   versionAtLeast,
   type ListQuery,
+  type OffsetQuery,
   type RouteBody,
   type RouteParams,
   type RouteQuery,
@@ -86,7 +87,13 @@ export function mountRoute<R extends RouteSpec>(
         ? await requireWorkspace(c, principal, deps.workspaces, route.role)
         : undefined;
     const params = route.params ? parseOrThrow(route.params, c.req.param(), 'path') : {};
-    const query = route.query ? parseOrThrow(route.query, c.req.query(), 'query') : {};
+    // A list with a legacy limit/offset contract parses it before 2026-04-28; its handler then
+    // pages with the cursor query's defaults (runList cuts the window).
+    const legacyWindow =
+      route.paginated && route.legacyQuery && !versionAtLeast(c.var.apiVersion, PAGINATION_SINCE)
+        ? (parseOrThrow(route.legacyQuery, c.req.query(), 'query') as OffsetQuery)
+        : undefined;
+    const query = route.query ? parseOrThrow(route.query, legacyWindow ? {} : c.req.query(), 'query') : {};
     const body = route.body ? parseOrThrow(route.body, await readBody(c, route), 'body') : undefined;
     const ctx: RequestContext = {
       requestId: c.var.requestId,
@@ -109,7 +116,7 @@ export function mountRoute<R extends RouteSpec>(
         return c.json(check(deps, route.response, result.body) as object, result.status);
       return c.json(check(deps, route.response, result) as object, status);
     }
-    return c.json(await runList(c, deps, route, input, handler as never), status);
+    return c.json(await runList(c, deps, route, input, handler as never, legacyWindow), status);
   });
 }
 
@@ -119,6 +126,7 @@ async function runList<R extends RouteSpec>(
   route: R,
   input: HandlerInput<R>,
   handler: (input: HandlerInput<R> & { page: PageRequest }) => Promise<PageResult<unknown>>,
+  legacyWindow: OffsetQuery | undefined,
 ) {
   const query = input.query as unknown as ListQuery & Record<string, unknown>;
   const binding = cursorBinding({
@@ -128,7 +136,9 @@ async function runList<R extends RouteSpec>(
     query,
   });
   if (route.bareList || !versionAtLeast(c.var.apiVersion, PAGINATION_SINCE)) {
-    // Before 2026-04-28 a list is a bare array of everything (spec "Pagination").
+    // Before 2026-04-28 a list is a bare array of everything (spec "Pagination"), or the
+    // `limit`/`offset` window of it where the route's legacy contract says so (RouteSpec.legacyQuery).
+    const end = legacyWindow ? legacyWindow.offset + legacyWindow.limit : Infinity;
     const items: unknown[] = [];
     let after: PageRequest['after'];
     for (;;) {
@@ -136,8 +146,11 @@ async function runList<R extends RouteSpec>(
         ...input,
         page: pageRequestOf({ ...query, limit: LEGACY_FETCH_SIZE }, after),
       });
-      items.push(...page.items.map((item) => check(deps, route.response, item)));
-      if (!page.hasMore || !page.last) return items;
+      items.push(...page.items);
+      if (!page.hasMore || !page.last || items.length >= end) {
+        const window = legacyWindow ? items.slice(legacyWindow.offset, end) : items;
+        return window.map((item) => check(deps, route.response, item));
+      }
       after = page.last;
     }
   }

@@ -98,6 +98,7 @@ export async function createTestPlatform(options: TestPlatformOptions): Promise<
   let deps: PlatformDeps = {
     secretKey,
     extraRoutes: registerTestJobRoutes(jobs),
+    beforeJobDelete: (workspace, job) => jobs.executions.cancelAll(workspace, job),
     store: options.store,
     logger,
     signingKey,

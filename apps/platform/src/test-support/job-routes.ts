@@ -25,6 +25,9 @@ export function testJobsPlane(store: Store, secretKey: Uint8Array, logger: Logge
       readLog: noEngine,
       ensureImage: noEngine,
       list: noEngine,
+      createVolume: noEngine,
+      deleteVolume: noEngine,
+      listVolumes: noEngine,
     },
     jobs: jobReader(store, new SecretBox(secretKey)),
     setup: { defaults: noEngine, resolveImage: async (_workspace, ref) => ref },
@@ -34,6 +37,7 @@ export function testJobsPlane(store: Store, secretKey: Uint8Array, logger: Logge
     logger,
     capacityPerWorkspace: 4,
     graceSeconds: 1,
+    executionTimeoutSeconds: 3600,
     maxMemoryMB: 8192,
     view: toExecution,
   });

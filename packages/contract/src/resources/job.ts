@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listQuerySchema } from '../pagination.js';
+import { listQuerySchema, offsetQuerySchema } from '../pagination.js';
 import { defineRoute } from '../route.js';
 import { deploymentStatusSchema, envelopeInputSchema, envelopeSchema } from './envelope.js';
 import { resourceListQuerySchema, showSecretsQuerySchema } from './resource-query.js';
@@ -48,10 +48,38 @@ export const jobRuntimeSchema = z.object({
   maxConcurrentTasks: z.number().int('must be an integer').min(1, 'must be at least 1').max(1000).optional(),
 });
 
-/** `JobVolume` (reference §2.4): `type` has one value, `ephemeral`. */
+/** Where the task runtime mounts its own filesystems: a volume over them would replace them. */
+const RESERVED_MOUNTS = ['/proc', '/sys', '/dev'];
+
+/** Why a job volume's mount path is refused, or undefined: absolute, normalized, not over the runtime's. */
+export function jobMountPathProblem(path: string): string | undefined {
+  if (!path.startsWith('/')) return 'must be an absolute path';
+  if (path.split('/').some((part) => part === '..' || part === '.')) return 'must not contain . or ..';
+  if (path !== '/' && (path.includes('//') || path.endsWith('/')))
+    return 'must be a normalized path (no //, no trailing /)';
+  if (/[\s\0]/.test(path)) return 'must not contain spaces or control characters';
+  if (RESERVED_MOUNTS.some((r) => path === r || path.startsWith(`${r}/`)))
+    return `must not be under ${RESERVED_MOUNTS.join(', ')}`;
+  return undefined;
+}
+
+/**
+ * `JobVolume` (reference §2.4): `type` has one value, `ephemeral` — every task attempt gets a fresh
+ * one (planes/jobs task-volumes.ts); `name` labels it and never selects other storage.
+ */
 export const jobVolumeSchema = z.object({
-  name: z.string().min(1, 'must not be empty').max(49, 'must be at most 49 characters'),
-  mountPath: z.string().regex(/^\//, 'must be an absolute path').max(1024),
+  name: z
+    .string()
+    .min(1, 'must not be empty')
+    .max(49, 'must be at most 49 characters')
+    .regex(/^[a-z0-9][a-z0-9-]*$/, 'must be lowercase letters, digits and dashes'),
+  mountPath: z
+    .string()
+    .max(1024, 'must be at most 1024 characters')
+    .superRefine((path, ctx) => {
+      const problem = jobMountPathProblem(path);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   type: z.literal('ephemeral', { error: 'must be ephemeral' }).default('ephemeral'),
   sizeMb: z
     .number()
@@ -77,7 +105,20 @@ export const jobSpecSchema = z.object({
     diskPercent: 50,
   }),
   triggers: triggersSchema(['cron']).default([]),
-  volumes: z.array(jobVolumeSchema).max(20, 'must have at most 20 entries').default([]),
+  volumes: z
+    .array(jobVolumeSchema)
+    .max(20, 'must have at most 20 entries')
+    .superRefine((volumes, ctx) => {
+      const paths = volumes.map((v) => v.mountPath);
+      const names = volumes.map((v) => v.name);
+      for (const [i, v] of volumes.entries()) {
+        if (paths.indexOf(v.mountPath) !== i)
+          ctx.addIssue({ code: 'custom', path: [i, 'mountPath'], message: 'is mounted twice' });
+        if (names.indexOf(v.name) !== i)
+          ctx.addIssue({ code: 'custom', path: [i, 'name'], message: 'is used twice' });
+      }
+    })
+    .default([]),
 });
 export type JobSpec = z.infer<typeof jobSpecSchema>;
 
@@ -191,7 +232,18 @@ export const createJobExecutionRequestSchema = z
     jobId: z.string().optional(),
     workspaceId: z.string().optional(),
     allowQueue: z.boolean().default(true),
-    /** Tasks running at once; default the job's legacy `runtime.maxConcurrentTasks`, else 1. */
+    /**
+     * Seconds the whole execution may take from its creation, reported as JobExecution
+     * `spec.timeout` (reference §2.4); default the platform's (TARMAC_JOBS_EXECUTION_TIMEOUT_SECONDS).
+     * Past it running tasks are stopped, none start, and the execution ends `timeout`.
+     */
+    timeout: z
+      .number()
+      .int('must be an integer number of seconds')
+      .min(1, 'must be at least 1')
+      .max(604_800, 'must be at most 604800')
+      .optional(),
+    /** Tasks running at once; default the job's legacy `runtime.maxConcurrentTasks`, else 10. */
     parallelism: z.number().int('must be an integer').min(1, 'must be at least 1').max(1000).optional(),
   })
   .meta({ id: 'CreateJobExecutionRequest' });
@@ -241,6 +293,8 @@ export const jobRoutes = {
     auth: 'workspace',
     params: z.object({ jobId: z.string() }),
     query: listQuerySchema,
+    // Before 2026-04-28: limit (default 20, max 100) and offset (reference §1.4).
+    legacyQuery: offsetQuerySchema({ defaultLimit: 20, maxLimit: 100 }),
     response: jobExecutionSchema,
     paginated: true,
     errors: [404],

@@ -26,6 +26,8 @@ export interface WorkloadCatalogueDeps extends CollectionDeps {
   runUrl: () => string;
   /** Model `runtime.type`s the model gateway serves (compose.ts hands them in; issue 18). */
   servedModelTypes?: ReadonlySet<string>;
+  /** Before a job record goes (the jobs plane cancels its executions; issue 17). */
+  beforeJobDelete?: (workspace: string, job: string) => Promise<void>;
 }
 
 export function workloadCatalogueServices(deps: WorkloadCatalogueDeps) {
@@ -33,7 +35,7 @@ export function workloadCatalogueServices(deps: WorkloadCatalogueDeps) {
     agents: agentService(deps, deps.runUrl),
     functions: functionService(deps, deps.runUrl),
     models: modelService(deps, deps.runUrl, deps.servedModelTypes),
-    jobs: jobServices(deps, deps.apiUrl),
+    jobs: jobServices(deps, deps.apiUrl, deps.beforeJobDelete),
     applications: new ApplicationsService(deps, deps.runUrl),
     images: new ImagesService(deps),
     connections: new ConnectionsService(deps, deps.apiUrl),

@@ -34,10 +34,14 @@ export function systemOf(row: ExecutionRow): ExecutionSystem {
   return row.system as ExecutionSystem;
 }
 
-/** What a change may do: new runs (same length) and optionally a new status (cancelling). */
+/**
+ * What a change may do: new runs (same length), optionally a new status (cancelling), and mark the
+ * execution's timeout exceeded (`expired`).
+ */
 export interface RowChange {
   runs?: TaskRun[];
   status?: ExecutionStatus;
+  expired?: boolean;
 }
 
 export class ExecutionRows {
@@ -62,7 +66,7 @@ export class ExecutionRows {
           const runs = systemOf(row).runs.map((r) => ({ ...r }));
           const c = change(row, runs);
           if (!c) return undefined;
-          return this.patch(row, c.runs ?? runs, c.status ?? (row.status as ExecutionStatus));
+          return this.patch(row, c.runs ?? runs, c.status ?? (row.status as ExecutionStatus), c.expired);
         }),
       );
     const tail = next.finally(() => {
@@ -77,14 +81,19 @@ export class ExecutionRows {
     while (this.chains.size > 0) await Promise.allSettled([...this.chains.values()]);
   }
 
-  private patch(row: ExecutionRow, runs: TaskRun[], requested: ExecutionStatus): ResourcePatch {
+  private patch(
+    row: ExecutionRow,
+    runs: TaskRun[],
+    requested: ExecutionStatus,
+    expired: boolean | undefined,
+  ): ResourcePatch {
     const at = new Date(this.now()).toISOString();
     const system = systemOf(row);
     const status = executionStatusOf(requested, runs);
     const previous = system.tasks;
     const tasks = runs.map((r, i) => {
       const before = previous[i];
-      const condition = conditionOf(r, system.plan.timeoutSeconds, at);
+      const condition = conditionOf(r, system.plan, at);
       const changed = before?.status !== taskStatus(r);
       return {
         metadata: {
@@ -131,6 +140,7 @@ export class ExecutionRows {
         tasks,
         stats: statsOf(runs),
         ...(started && !system.startedAt ? { startedAt: at } : {}),
+        ...(expired && !system.expiredAt ? { expiredAt: at } : {}),
         ...(TERMINAL_EXECUTION.includes(status) ? { completedAt: at } : {}),
       },
       updatedAt: at,

@@ -27,8 +27,11 @@ export interface TaskRun {
   startedMs?: number;
   /** Backoff: not started again before this (ms since epoch). */
   notBefore?: number;
-  /** Why it ended, when not by exit 0: 'exit', 'timeout', 'cancelled', 'error'. */
-  outcome?: 'exit' | 'timeout' | 'cancelled' | 'error';
+  /**
+   * Why it ended, when not by exit 0: 'exit', 'timeout' (its own), 'cancelled', 'error', or
+   * 'deadline' (the execution's timeout: killed while running, or never started).
+   */
+  outcome?: 'exit' | 'timeout' | 'cancelled' | 'error' | 'deadline';
   exitCode?: number | null;
 }
 
@@ -43,6 +46,23 @@ export interface ExecutionPlan {
   graceSeconds: number;
   /** The image's stored bytes (engine ImageInfo.sizeBytes): job_image_storage_gbs while tasks run. */
   imageSizeBytes?: number;
+  /**
+   * Seconds the whole execution may take from its creation (JobExecution `spec.timeout`): past it
+   * running tasks get SIGTERM + grace, none start, and it ends `timeout`. Absent in rows made
+   * before it existed (no deadline).
+   */
+  executionTimeoutSeconds?: number;
+  /** The job's ephemeral volumes (reference §2.4 JobVolume), made fresh for every attempt. */
+  volumes?: TaskVolume[];
+  /** A JobVolume at `/` (reference §2.4 "root overlay"): the task's writable layer of this size. */
+  rootDiskMB?: number;
+}
+
+/** One JobVolume as a task mounts it (task-volumes.ts). */
+export interface TaskVolume {
+  mountPath: string;
+  sizeMB: number;
+  readOnly: boolean;
 }
 
 export interface ExecutionSystem {
@@ -52,6 +72,8 @@ export interface ExecutionSystem {
   plan: ExecutionPlan;
   startedAt?: string;
   completedAt?: string;
+  /** When the execution's timeout was seen exceeded (then it only winds down). */
+  expiredAt?: string;
   /** Cumulative GB-seconds charged so far (metering: job_compute_runtime_gbs). */
   [key: string]: unknown;
 }
@@ -104,7 +126,10 @@ export function statsOf(runs: readonly TaskRun[]): ExecutionStats {
 export function executionStatusOf(current: ExecutionStatus, runs: readonly TaskRun[]): ExecutionStatus {
   if (TERMINAL_EXECUTION.includes(current)) return current;
   if (runs.every(isDone)) {
-    if (current === 'cancelling' || runs.some((r) => r.phase === 'cancelled')) return 'cancelled';
+    if (current === 'cancelling') return 'cancelled';
+    // The execution's own timeout cancels its waiting tasks: still `timeout`, not `cancelled`.
+    if (runs.some((r) => r.outcome === 'deadline')) return 'timeout';
+    if (runs.some((r) => r.phase === 'cancelled')) return 'cancelled';
     if (runs.some((r) => r.outcome === 'timeout')) return 'timeout';
     return runs.some((r) => r.phase === 'failed') ? 'failed' : 'succeeded';
   }
@@ -115,10 +140,26 @@ export function executionStatusOf(current: ExecutionStatus, runs: readonly TaskR
 /** A condition (reference §2.4 JobExecutionTask.conditions) saying why a task ended. */
 export function conditionOf(
   r: TaskRun,
-  timeoutSeconds: number,
+  plan: Pick<ExecutionPlan, 'timeoutSeconds' | 'executionTimeoutSeconds'>,
   at: string,
 ): Record<string, unknown> | undefined {
+  const timeoutSeconds = plan.timeoutSeconds;
   switch (r.outcome) {
+    case 'deadline':
+      // Only once the task is over: a running one being stopped keeps no condition yet.
+      if (!isDone(r)) return undefined;
+      return {
+        type: 'Timeout',
+        state: 'True',
+        reason: 'ExecutionTimeoutExceeded',
+        message:
+          r.phase === 'cancelled'
+            ? `Not started: the execution exceeded its timeout of ${plan.executionTimeoutSeconds ?? 0} s`
+            : `Stopped (attempt ${r.attempts}): the execution exceeded its timeout of ${plan.executionTimeoutSeconds ?? 0} s`,
+        severity: 'Error',
+        executionReason: 'timeout',
+        lastTransitionTime: at,
+      };
     case 'timeout':
       return {
         type: 'Timeout',

@@ -18,8 +18,11 @@ import { JOB_EXECUTION_KIND } from '../../framework/kinds.js';
 import { isLive, taskName, type ExecutionSystem, type TaskRun } from './execution-state.js';
 import { systemOf, type ExecutionRow } from './execution-rows.js';
 import type { JobRunner } from './job-runner.js';
-import type { JobCatalogue, Sealer, TaskEngine, TaskSetup } from './jobs-ports.js';
+import type { JobCatalogue, JobRecord, Sealer, TaskEngine, TaskSetup } from './jobs-ports.js';
+
+type JobRecordSpec = JobRecord['spec'];
 import type { TaskLogArchive } from './task-logs.js';
+import { TaskVolumeError, taskVolumesOf } from './task-volumes.js';
 
 export interface ExecutionsDeps {
   resources: {
@@ -32,7 +35,10 @@ export interface ExecutionsDeps {
     ): Promise<ResourceRow<S> | undefined>;
   };
   jobs: JobCatalogue;
-  runner: Pick<JobRunner, 'rows' | 'kick' | 'workspaceLoad' | 'capacityPerWorkspace'>;
+  runner: Pick<
+    JobRunner,
+    'rows' | 'kick' | 'workspaceLoad' | 'capacityPerWorkspace' | 'activeExecutions' | 'settled'
+  >;
   setup: Pick<TaskSetup, 'resolveImage'>;
   engine: Pick<TaskEngine, 'readLog' | 'ensureImage'>;
   sealer: Sealer;
@@ -40,6 +46,8 @@ export interface ExecutionsDeps {
   /** The engine's most memory for one container (MB). */
   maxMemoryMB: number;
   graceSeconds: number;
+  /** An execution's timeout when its request names none (TARMAC_JOBS_EXECUTION_TIMEOUT_SECONDS). */
+  executionTimeoutSeconds: number;
   now?: () => number;
 }
 
@@ -76,6 +84,7 @@ export class ExecutionsService {
       (info) => info.sizeBytes,
       () => undefined, // unknown size: image storage is not metered for it
     );
+    const mounts = volumesOf(job.spec.volumes ?? []);
     const tasks = req.tasks.length > 0 ? req.tasks : [{}];
     if (!req.allowQueue) {
       // 429 and nothing created when no task could start now (reference §2.4 allowQueue).
@@ -90,6 +99,7 @@ export class ExecutionsService {
     const id = randomUUID();
     const env = { ...job.envs, ...req.env };
     const parallelism = req.parallelism ?? runtime.maxConcurrentTasks ?? DEFAULT_PARALLELISM;
+    const executionTimeoutSeconds = req.timeout ?? this.d.executionTimeoutSeconds;
     const at = new Date((this.d.now ?? Date.now)()).toISOString();
     const runs: TaskRun[] = tasks.map(() => ({ phase: 'pending', attempts: 0 }));
     const system: ExecutionSystem = {
@@ -109,11 +119,15 @@ export class ExecutionsService {
         envSealed: this.d.sealer.seal(JSON.stringify(env), id),
         graceSeconds: this.d.graceSeconds,
         ...(imageSizeBytes ? { imageSizeBytes } : {}),
+        executionTimeoutSeconds,
+        ...(mounts.volumes.length > 0 ? { volumes: mounts.volumes } : {}),
+        ...(mounts.rootMB ? { rootDiskMB: mounts.rootMB } : {}),
       },
     };
     const spec: JobExecution['spec'] = {
       parallelism,
       tasks,
+      timeout: executionTimeoutSeconds,
       // Values masked (reference §2.4 envOverride).
       ...(req.env ? { envOverride: Object.fromEntries(Object.keys(req.env).map((k) => [k, '***'])) } : {}),
       ...(req.memory !== undefined ? { memoryOverride: req.memory } : {}),
@@ -150,12 +164,45 @@ export class ExecutionsService {
     }
   }
 
-  /** DELETE: `cancelling` now; the runner stops running tasks (SIGTERM + grace), then `cancelled`. */
+  /**
+   * DELETE: `cancelling` now (none starts after this write: the runner's claim checks the status
+   * under the same row lock); the runner cancels waiting tasks and stops running ones (SIGTERM +
+   * grace), then `cancelled`.
+   */
   async cancel(workspace: string, jobName: string, name: string): Promise<ExecutionRow> {
     const row = await this.mustRow(workspace, jobName, name);
     const written = await this.d.runner.rows.mutate(row.id, () => ({ status: 'cancelling' }));
     this.d.runner.kick();
     return written ?? row;
+  }
+
+  /**
+   * Deleting a job (issue 17): every execution of it still active is cancelled and wound down,
+   * its containers and volumes removed, before the job record goes. The job is DELETING meanwhile
+   * (no new execution starts on it); a few rounds catch one created in between.
+   */
+  async cancelAll(workspace: string, jobName: string): Promise<void> {
+    const bound = (this.d.graceSeconds + 60) * 1000;
+    for (let round = 0; round < 5; round++) {
+      const active = (await this.d.runner.activeExecutions()).filter(
+        (r) => r.workspace === workspace && r.parent === jobName,
+      );
+      if (active.length === 0) return;
+      for (const row of active) await this.cancelRow(row.id);
+      await Promise.all(active.map((row) => this.d.runner.settled(row.id, bound)));
+    }
+  }
+
+  /** Cancelling, with the waiting tasks cancelled in the same write (ends it when none runs). */
+  private async cancelRow(id: string): Promise<ExecutionRow | undefined> {
+    const written = await this.d.runner.rows.mutate(id, (_row, runs) => {
+      for (const [i, r] of runs.entries()) {
+        if (r.phase === 'pending') runs[i] = { ...r, phase: 'cancelled', outcome: 'cancelled' };
+      }
+      return { runs, status: 'cancelling' };
+    });
+    this.d.runner.kick();
+    return written;
   }
 
   async tasks(
@@ -218,6 +265,16 @@ export class ExecutionsService {
     const row = await this.row(workspace, job, name);
     if (!row) throw notFound(`Execution "${name}" of job "${job}"`);
     return row;
+  }
+}
+
+/** The job's volumes as tasks mount them; a job stored before paths were checked is 400 here. */
+function volumesOf(volumes: JobRecordSpec['volumes']): ReturnType<typeof taskVolumesOf> {
+  try {
+    return taskVolumesOf(volumes);
+  } catch (err) {
+    if (err instanceof TaskVolumeError) throw invalidField(err.field, err.message);
+    throw err;
   }
 }
 

@@ -3,73 +3,31 @@
  * containers on the sandbox engine. Level-triggered like the sandbox controller: each pass reads
  * the active rows and the engine and converges —
  *   observe: a started container that stopped → succeeded / retry with backoff / failed;
- *            one past its timeout → killed, `timeout`; a cancelling execution's → SIGTERM + grace;
+ *            one past its timeout → killed, `timeout`; a cancelling execution's, or one past the
+ *            execution's own timeout → SIGTERM + grace, its waiting tasks never start;
  *   start:   pending tasks whose backoff is over, while the execution is under its parallelism
  *            and the workspace under its capacity (the rest wait: execution `queued`).
+ * Pure rules: task-transitions.ts; engine side (stop, clean up, sweep): task-containers.ts.
  * A task's container id is written (phase `starting`) before the container is created, so a
  * platform that dies at any point re-attaches after a restart and never starts a task twice.
  */
-import {
-  InsufficientCapacityError,
-  isTransientHostError,
-  SandboxNotFoundError,
-  type SandboxInfo,
-} from '@tarmac/engine';
-import type { ResourceRow } from '@tarmac/store';
-import type { Logger } from 'pino';
+import { InsufficientCapacityError, isTransientHostError } from '@tarmac/engine';
 import { JOB_EXECUTION_KIND } from '../../framework/kinds.js';
-import { ACTIVE_EXECUTION, backoffMs, isDone, isLive, type TaskRun } from './execution-state.js';
-import { ExecutionRows, systemOf, type ExecutionRow, type ExecutionRowStore } from './execution-rows.js';
-import type { Sealer, TaskEngine, TaskSetup } from './jobs-ports.js';
+import { ACTIVE_EXECUTION, isLive, type TaskRun } from './execution-state.js';
+import { ExecutionRows, systemOf, type ExecutionRow } from './execution-rows.js';
+import type { JobRunnerDeps, LiveTask } from './job-runner-deps.js';
 import { taskContainerSpec, taskCredentialId, taskEngineId } from './task-container.js';
-import { MAX_ATTEMPT_LOG_BYTES, type TaskLogArchive } from './task-logs.js';
+import { TaskContainers } from './task-containers.js';
+import { endedRun, failedRun, isExpired, vanishedRun } from './task-transitions.js';
+import { makeTaskVolumes, removeTaskVolumes } from './task-volumes.js';
 
-export interface TaskUsage {
-  workspace: string;
-  job: string;
-  rowId: string;
-  memoryMB: number;
-  startedMs: number;
-  endedMs: number;
-}
-
-export interface JobRunnerDeps {
-  resources: ExecutionRowStore & {
-    listByKind<S>(kind: string, filter?: { status?: readonly string[] }): Promise<ResourceRow<S>[]>;
-  };
-  engine: TaskEngine & { list(): Promise<SandboxInfo[]> };
-  setup: TaskSetup;
-  sealer: Sealer;
-  logs: TaskLogArchive;
-  /** BL_EXECUTION_DATA_URL of an execution row, when the data server runs. */
-  dataUrl: (rowId: string) => string | undefined;
-  logger: Logger;
-  /** Task containers running at once per workspace (TARMAC_JOBS_WORKSPACE_CAPACITY). */
-  capacityPerWorkspace: number;
-  tickMs?: number;
-  now?: () => number;
-  /** Told when an attempt's container ended (metering: job_compute_runtime_gbs). */
-  onUsage?: (usage: TaskUsage) => void;
-}
-
-/** An egress identity of a running task (the proxy checks credentials and source address). */
-export interface LiveTask {
-  id: string;
-  workspace: string;
-  name: string;
-  ip: string;
-}
+export type { JobRunnerDeps, LiveTask, TaskUsage } from './job-runner-deps.js';
 
 export class JobRunner {
   readonly rows: ExecutionRows;
   private readonly now: () => number;
-  /** Containers being created right now: the engine may not know them yet. */
-  private readonly creating = new Set<string>();
-  /** Containers a stop was sent to (timeout or cancel), so it is sent once. */
-  private readonly stopping = new Set<string>();
+  private readonly containers: TaskContainers;
   private readonly live = new Map<string, LiveTask>();
-  /** Container removals in flight. */
-  private readonly cleaning = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
   private again = false;
@@ -80,12 +38,19 @@ export class JobRunner {
   constructor(private readonly d: JobRunnerDeps) {
     this.now = d.now ?? Date.now;
     this.rows = new ExecutionRows(d.resources, this.now);
+    this.containers = new TaskContainers({
+      engine: d.engine,
+      logs: d.logs,
+      logger: d.logger,
+      getRow: (id) => d.resources.getById<ExecutionRow['spec']>(id),
+      onStopped: () => this.kick(),
+    });
   }
 
   /** Re-attaches what survived a restart (cleans finished containers), then runs passes. */
   async start(): Promise<void> {
     this.started = true;
-    await this.sweepContainers().catch((err) => this.d.logger.error({ err }, 'job container sweep failed'));
+    await this.containers.sweep().catch((err) => this.d.logger.error({ err }, 'job container sweep failed'));
     await this.pass();
     this.timer = setInterval(() => this.kick(), this.d.tickMs ?? 100);
     this.timer.unref();
@@ -96,13 +61,25 @@ export class JobRunner {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.passing;
-    await Promise.allSettled([...this.cleaning]);
+    await this.containers.settled();
     await this.rows.idle();
   }
 
-  private track(p: Promise<void>): void {
-    this.cleaning.add(p);
-    void p.finally(() => this.cleaning.delete(p));
+  /**
+   * Resolves once the execution is over and its containers and volumes are gone (deleting a job
+   * waits for this after cancelling, so nothing of it outlives the record), or rejects after `ms`.
+   */
+  async settled(rowId: string, ms: number): Promise<void> {
+    const deadline = this.now() + ms;
+    for (;;) {
+      const row = await this.d.resources.getById<ExecutionRow['spec']>(rowId);
+      if (!row || !ACTIVE_EXECUTION.includes(row.status as never)) break;
+      if (this.now() > deadline) throw new Error(`execution ${row.name} still ${row.status}`);
+      this.kick();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await this.rows.idle();
+    await this.containers.settled(rowId);
   }
 
   /** Egress identities of running tasks (compose.ts adds them to the proxy's live list). */
@@ -122,7 +99,7 @@ export class JobRunner {
     const row = await this.d.resources.getById<ExecutionRow['spec']>(m[1]!);
     const run = row ? systemOf(row as ExecutionRow).runs[Number(m[2])] : undefined;
     if (!row || !run?.engineId || !isLive(run)) return undefined;
-    const info = await this.inspect(run.engineId);
+    const info = await this.containers.inspect(run.engineId);
     if (!info || info.status === 'STOPPED') return undefined;
     return { id: credentialId, workspace: row.workspace, name: row.name, ip: info.ip };
   }
@@ -163,6 +140,10 @@ export class JobRunner {
     return this.d.capacityPerWorkspace;
   }
 
+  activeExecutions(): Promise<ExecutionRow[]> {
+    return this.activeRows();
+  }
+
   private activeRows(): Promise<ExecutionRow[]> {
     return this.d.resources.listByKind<ExecutionRow['spec']>(JOB_EXECUTION_KIND, {
       status: ACTIVE_EXECUTION,
@@ -189,23 +170,27 @@ export class JobRunner {
     const sys = systemOf(row);
     const now = this.now();
     const cancelling = row.status === 'cancelling';
+    const expired = isExpired(row.createdAt, sys.plan, sys.expiredAt, now);
+    // Cancel and the execution's own timeout wind down alike: SIGTERM + grace, nothing new.
+    const windDown = cancelling || expired;
     const ended = new Map<number, TaskRun>();
     for (const [i, r] of sys.runs.entries()) {
-      if (!isLive(r) || !r.engineId || this.creating.has(r.engineId)) continue;
-      const info = await this.inspect(r.engineId);
+      if (!isLive(r) || !r.engineId || this.containers.creating.has(r.engineId)) continue;
+      const info = await this.containers.inspect(r.engineId);
       if (!info) {
-        // Made nowhere (died before create finished): start it again, it never ran. Running and
-        // gone (host restarted): the attempt failed.
-        ended.set(
-          i,
-          r.phase === 'starting'
-            ? { ...r, phase: 'pending', attempts: r.attempts - 1 }
-            : this.failed(r, sys.plan.maxRetries, 'error', null, now),
-        );
+        ended.set(i, vanishedRun(r, sys.plan.maxRetries, expired && !cancelling, now));
         continue;
       }
       if (info.status === 'STOPPED') {
-        ended.set(i, this.ended(r, info, cancelling, sys.plan, now));
+        ended.set(
+          i,
+          endedRun(r, info, sys.plan, {
+            cancelling,
+            expired,
+            stoppedForTimeout: this.containers.wasStopped(r.engineId),
+            now,
+          }),
+        );
         continue;
       }
       const startedMs = r.startedMs ?? now;
@@ -216,23 +201,38 @@ export class JobRunner {
         name: row.name,
         ip: info.ip,
       });
-      if (cancelling) this.stopOnce(r.engineId, sys.plan.graceSeconds);
-      else if (now - startedMs >= sys.plan.timeoutSeconds * 1000) this.stopOnce(r.engineId, 0);
+      if (windDown) this.containers.stopOnce(r.engineId, sys.plan.graceSeconds);
+      else if (now - startedMs >= sys.plan.timeoutSeconds * 1000) this.containers.stopOnce(r.engineId, 0);
     }
-    const pendingCancelled = cancelling && sys.runs.some((r) => r.phase === 'pending');
-    if (ended.size === 0 && !pendingCancelled && !(cancelling && sys.runs.every((r) => !isLive(r))))
+    const pendingLeft = windDown && sys.runs.some((r) => r.phase === 'pending');
+    const newlyExpired = expired && !sys.expiredAt;
+    if (
+      ended.size === 0 &&
+      !pendingLeft &&
+      !newlyExpired &&
+      !(cancelling && sys.runs.every((r) => !isLive(r)))
+    )
       return row;
-    const written = await this.rows.mutate(row.id, (_row, runs) => {
+    const written = await this.rows.mutate(row.id, (current, runs) => {
       for (const [i, next] of ended) {
         if (runs[i]?.engineId === sys.runs[i]?.engineId && isLive(runs[i]!)) runs[i] = next;
       }
-      if (cancelling) {
+      const stillCancelling = current.status === 'cancelling';
+      if (stillCancelling || expired) {
         for (const [i, r] of runs.entries()) {
-          if (r.phase === 'pending') runs[i] = { ...r, phase: 'cancelled', outcome: 'cancelled' };
+          if (r.phase !== 'pending') continue;
+          runs[i] = stillCancelling
+            ? { ...r, phase: 'cancelled', outcome: 'cancelled' }
+            : { ...r, phase: 'cancelled', outcome: 'deadline' };
         }
       }
-      return { runs };
+      return { runs, ...(expired ? { expired: true } : {}) };
     });
+    if (newlyExpired)
+      this.d.logger.info(
+        { execution: row.name, job: row.parent, timeoutSeconds: sys.plan.executionTimeoutSeconds },
+        'job execution timed out: stopping its tasks',
+      );
     for (const [i, next] of ended) {
       const before = sys.runs[i]!;
       if (isLive(next) || !before.engineId) continue;
@@ -247,9 +247,13 @@ export class JobRunner {
           endedMs: now,
         });
       }
-      // Not awaited: removing a container takes a while and must not hold up the next starts
-      // (stop() waits for these; a crash in between is swept at the next start).
-      this.track(this.cleanUp(row.id, i, before.attempts, before.engineId));
+      this.containers.cleanUpLater(
+        row.id,
+        i,
+        before.attempts,
+        before.engineId,
+        sys.plan.volumes?.length ?? 0,
+      );
     }
     if (written && written.status !== row.status)
       this.d.logger.info(
@@ -259,47 +263,10 @@ export class JobRunner {
     return written;
   }
 
-  /** The next state of a task whose container stopped. */
-  private ended(
-    r: TaskRun,
-    info: SandboxInfo,
-    cancelling: boolean,
-    plan: { timeoutSeconds: number; maxRetries: number },
-    now: number,
-  ): TaskRun {
-    const base = { ...r, exitCode: info.exitCode };
-    delete base.ip;
-    if (info.exitCode === 0) return { ...base, phase: 'succeeded' };
-    if (cancelling) return { ...base, phase: 'cancelled', outcome: 'cancelled' };
-    const ranMs = now - (r.startedMs ?? now);
-    // Killed by us for its timeout (also judged after a restart: the start time is persisted).
-    if (this.stopping.has(r.engineId ?? '') || ranMs >= plan.timeoutSeconds * 1000) {
-      return { ...base, phase: 'failed', outcome: 'timeout' };
-    }
-    return this.failed(base, plan.maxRetries, 'exit', info.exitCode, now);
-  }
-
-  /** A failed attempt: again after the backoff while retries are left (issue 17), else failed. */
-  private failed(
-    r: TaskRun,
-    maxRetries: number,
-    outcome: 'exit' | 'error',
-    exitCode: number | null,
-    now: number,
-  ): TaskRun {
-    const next: TaskRun = { ...r, exitCode, outcome };
-    delete next.ip;
-    if (r.attempts <= maxRetries) {
-      delete next.engineId;
-      delete next.startedMs;
-      return { ...next, phase: 'pending', notBefore: now + backoffMs(r.attempts) };
-    }
-    return { ...next, phase: 'failed' };
-  }
-
   private async startTasks(row: ExecutionRow, load: Map<string, number>): Promise<void> {
     const sys = systemOf(row);
     const now = this.now();
+    if (isExpired(row.createdAt, sys.plan, sys.expiredAt, now)) return;
     const parallelism = row.spec.parallelism;
     let running = sys.runs.filter(isLive).length;
     const picks: number[] = [];
@@ -314,7 +281,7 @@ export class JobRunner {
     if (picks.length === 0) return;
     const claimed: Array<{ index: number; attempt: number; engineId: string }> = [];
     await this.rows.mutate(row.id, (current, runs) => {
-      if (current.status === 'cancelling') return undefined;
+      if (current.status === 'cancelling' || systemOf(current).expiredAt) return undefined;
       for (const i of picks) {
         const r = runs[i];
         if (!r || r.phase !== 'pending') continue;
@@ -331,14 +298,16 @@ export class JobRunner {
       return { runs };
     });
     for (const c of claimed) {
-      this.creating.add(c.engineId);
+      this.containers.creating.add(c.engineId);
       void this.launch(row, c.index, c.attempt, c.engineId);
     }
   }
 
   private async launch(row: ExecutionRow, index: number, attempt: number, engineId: string): Promise<void> {
     const plan = systemOf(row).plan;
+    const volumeCount = plan.volumes?.length ?? 0;
     try {
+      const volumes = await makeTaskVolumes(this.d.engine, engineId, plan.volumes ?? []);
       const env = JSON.parse(this.d.sealer.open(plan.envSealed, row.id)) as Record<string, string>;
       const spec = taskContainerSpec({
         engineId,
@@ -353,6 +322,8 @@ export class JobRunner {
         env,
         defaults: await this.d.setup.defaults(taskCredentialId(row.id, index)),
         dataUrl: this.d.dataUrl(row.id),
+        volumes,
+        ...(plan.rootDiskMB ? { diskMB: plan.rootDiskMB } : {}),
       });
       const info = await this.d.engine.createSandbox(spec);
       const startedMs = this.now();
@@ -374,6 +345,7 @@ export class JobRunner {
         { err, execution: row.name, task: index, transient },
         'task container did not start',
       );
+      await removeTaskVolumes(this.d.engine, engineId, volumeCount).catch(() => undefined);
       const now = this.now();
       await this.rows.mutate(row.id, (_r, runs) => {
         const r = runs[index];
@@ -381,70 +353,12 @@ export class JobRunner {
         // Short of capacity: wait and try again without spending an attempt.
         runs[index] = transient
           ? { phase: 'pending', attempts: r.attempts - 1, notBefore: now + 1000 }
-          : this.failed(r, plan.maxRetries, 'error', null, now);
+          : failedRun(r, plan.maxRetries, 'error', null, now);
         return { runs };
       });
     } finally {
-      this.creating.delete(engineId);
+      this.containers.creating.delete(engineId);
       this.kick();
-    }
-  }
-
-  private stopOnce(engineId: string, graceSeconds: number): void {
-    if (this.stopping.has(engineId)) return;
-    this.stopping.add(engineId);
-    this.d.engine.stopSandbox(engineId, graceSeconds).then(
-      () => this.kick(),
-      (err: unknown) => {
-        this.stopping.delete(engineId);
-        this.d.logger.warn(
-          { err, container: engineId },
-          'could not stop a task container; retried next pass',
-        );
-      },
-    );
-  }
-
-  /** Keeps the attempt's output (task-logs.ts), then removes its container. */
-  private async cleanUp(rowId: string, index: number, attempt: number, engineId: string): Promise<void> {
-    try {
-      const log = await this.d.engine.readLog(engineId, 0, MAX_ATTEMPT_LOG_BYTES);
-      this.d.logs.append(rowId, index, attempt, log.text);
-      await this.d.engine.deleteSandbox(engineId);
-    } catch (err) {
-      if (!(err instanceof SandboxNotFoundError)) {
-        this.d.logger.warn(
-          { err, container: engineId },
-          'could not remove a task container; the next start sweeps it',
-        );
-      }
-    } finally {
-      this.stopping.delete(engineId);
-    }
-  }
-
-  /**
-   * At start: task containers whose attempt is over (the platform stopped between recording the
-   * end and removing the container) are archived and removed; live ones are left to observe().
-   */
-  private async sweepContainers(): Promise<void> {
-    for (const info of await this.d.engine.list()) {
-      const rowId = info.labels.record;
-      const index = Number(info.labels.task);
-      if (!rowId || !info.id.startsWith('jt-') || !Number.isInteger(index)) continue;
-      const row = await this.d.resources.getById<ExecutionRow['spec']>(rowId);
-      const run = row ? systemOf(row as ExecutionRow).runs[index] : undefined;
-      if (run && run.engineId === info.id && !isDone(run)) continue;
-      await this.cleanUp(rowId, index, Number(info.labels.attempt) || 0, info.id);
-    }
-  }
-
-  private async inspect(engineId: string): Promise<SandboxInfo | undefined> {
-    try {
-      return await this.d.engine.inspect(engineId);
-    } catch (err) {
-      if (err instanceof SandboxNotFoundError) return undefined;
-      throw err;
     }
   }
 }

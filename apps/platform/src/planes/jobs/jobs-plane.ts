@@ -32,6 +32,8 @@ export interface JobsPlaneDeps {
   logger: Logger;
   capacityPerWorkspace: number;
   graceSeconds: number;
+  /** An execution's timeout when its request names none (TARMAC_JOBS_EXECUTION_TIMEOUT_SECONDS). */
+  executionTimeoutSeconds: number;
   maxMemoryMB: number;
   /** The catalogue's view of an execution row (the DELETE answer). */
   view: (row: ExecutionRow) => JobExecution;
@@ -79,6 +81,7 @@ export function createJobsPlane(d: JobsPlaneDeps): JobsPlane {
     logs,
     maxMemoryMB: d.maxMemoryMB,
     graceSeconds: d.graceSeconds,
+    executionTimeoutSeconds: d.executionTimeoutSeconds,
     ...(d.now ? { now: d.now } : {}),
   });
   const cron = new CronTriggers({

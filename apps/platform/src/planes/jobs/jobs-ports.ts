@@ -22,10 +22,18 @@ export interface JobCatalogue {
   withCronTriggers(): Promise<JobRecord[]>;
 }
 
-/** The engine calls a task needs: the same engine, isolation and image store as sandboxes. */
+/** The engine calls a task needs: the same engine, isolation, image and volume store as sandboxes. */
 export type TaskEngine = Pick<
   Engine,
-  'createSandbox' | 'inspect' | 'stopSandbox' | 'deleteSandbox' | 'readLog' | 'ensureImage'
+  | 'createSandbox'
+  | 'inspect'
+  | 'stopSandbox'
+  | 'deleteSandbox'
+  | 'readLog'
+  | 'ensureImage'
+  | 'createVolume'
+  | 'deleteVolume'
+  | 'listVolumes'
 >;
 
 export interface TaskSetup {

@@ -6,7 +6,7 @@
  * `env` (so a job may override, as a sandbox's envs do), then the task variables of reference §2.4.
  */
 import { createHash } from 'node:crypto';
-import type { HostFile, SandboxSpec } from '@tarmac/engine';
+import type { HostFile, SandboxSpec, VolumeMount } from '@tarmac/engine';
 
 export const DEFAULT_TASK_KEY = 'TASK_INDEX';
 
@@ -41,6 +41,10 @@ export interface TaskContainerInput {
   defaults: { env: Record<string, string>; files: HostFile[] };
   /** BL_EXECUTION_DATA_URL, when the data server runs. */
   dataUrl: string | undefined;
+  /** The attempt's ephemeral volumes (task-volumes.ts). */
+  volumes?: VolumeMount[];
+  /** The writable layer's size when the job has a volume at `/`. */
+  diskMB?: number;
 }
 
 export function taskContainerSpec(t: TaskContainerInput): SandboxSpec {
@@ -64,7 +68,8 @@ export function taskContainerSpec(t: TaskContainerInput): SandboxSpec {
     env,
     hostname: `task-${t.index}`,
     ports: [],
-    volumes: [],
+    volumes: t.volumes ?? [],
+    ...(t.diskMB ? { diskMB: t.diskMB } : {}),
     files: t.defaults.files,
     // `record`: the orphan reaper keeps a container whose record (the execution row) exists.
     labels: {

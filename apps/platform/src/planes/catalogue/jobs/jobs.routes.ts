@@ -6,7 +6,11 @@ import { WorkloadService, type WorkloadDeps } from '../workloads/workload.servic
 import { JobExecutionsService } from './job-executions.service.js';
 
 /** Jobs (reference §1.4): CRUD, revisions, show_secrets, and their executions (read side). */
-export function jobServices(deps: WorkloadDeps, apiUrl: () => string) {
+export function jobServices(
+  deps: WorkloadDeps,
+  apiUrl: () => string,
+  beforeDelete?: (workspace: string, job: string) => Promise<void>,
+) {
   const jobs = new WorkloadService<JobSpec>(deps, {
     kind: 'job',
     label: 'Job',
@@ -14,6 +18,8 @@ export function jobServices(deps: WorkloadDeps, apiUrl: () => string) {
     // Policies' resourceTypes has no `job` value (reference §2.3), so any policy may be attached.
     // Jobs are triggered on the base URL (spec "Inference endpoints": {base_url}/{ws}/jobs/{name}/executions).
     url: (workspace, name) => `${apiUrl()}/${workspace}/jobs/${name}`,
+    // Deleting a job cancels its executions first (issue 17): nothing of it outlives the record.
+    ...(beforeDelete ? { beforeDelete } : {}),
   });
   const executions = new JobExecutionsService(deps.store, async (workspace, job) => {
     await jobs.get({ name: workspace, accountId: '', role: 'member' }, job, false);

@@ -42,6 +42,11 @@ export interface WorkloadKind {
    * issue 18), the DEPLOYED event's message; undefined keeps DEPLOYING "waiting for a runtime".
    */
   servedAtOnce?: (spec: unknown) => string | undefined;
+  /**
+   * What must end before the record goes (jobs: their executions are cancelled and their task
+   * containers removed, issue 17). The record is DELETING meanwhile, so nothing new starts on it.
+   */
+  beforeDelete?: (workspace: string, name: string) => Promise<void>;
 }
 
 export interface WorkloadDeps extends CollectionDeps {
@@ -158,7 +163,13 @@ export class WorkloadService<Spec extends WorkloadSpec> {
 
   /** Removes the workload; the answer is the resource as it was, marked DELETING (reference §0). */
   async delete(ws: WorkspaceAccess, name: string): Promise<WorkloadView<Spec>> {
-    const row = await this.rows.get(ws.name, name);
+    let row = await this.rows.get(ws.name, name);
+    if (this.def.beforeDelete) {
+      row = await this.rows.mutate(ws.name, name, 'system', async (r) =>
+        r.status === 'DELETING' ? undefined : { patch: { status: 'DELETING' } },
+      );
+      await this.def.beforeDelete(ws.name, name);
+    }
     await this.rows.remove(row);
     return { ...this.view(row, 'mask'), status: 'DELETING' };
   }
