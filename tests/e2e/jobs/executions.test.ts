@@ -1,5 +1,7 @@
 // Issue 17 "What it must show": executions of a job's task array on real task containers (the
-// sandbox engine, egress proxy and image store): parallelism observed from inside, retry with
+// sandbox engine, egress proxy and image store). The `batch` job is built from examples/batch-job
+// by `tarmac deploy` (builds plane, buildah); the others run a small imported busybox image.
+// Parallelism observed from inside, retry with
 // stats.retried, timeout kill, idempotent `id`, allowQueue:false 429 creating nothing, cancel
 // mid-run, BL_EXECUTION_DATA_URL and TASK_INDEX/BL_TASK_KEY inside the task, task logs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,22 +14,23 @@ import {
   engineIds,
   hostLeftovers,
   json,
-  missingCapability,
   removeHome,
   startSandboxPlatform,
   waitFor,
 } from '../sandboxes/support.js';
 import {
   createJob,
+  deployBatchJob,
   expectStatsAddUp,
   getExecution,
   importJobImage,
+  missingJobCapability,
   Receiver,
   startExecution,
   waitExecution,
 } from './support.js';
 
-const missing = missingCapability();
+const missing = missingJobCapability();
 const SUBNET = '10.165.0.0/16';
 const GATEWAY = '10.165.0.1';
 
@@ -35,6 +38,7 @@ describe.skipIf(missing !== null)(`job executions${missing ? ` (skipped: ${missi
   let p: RunningPlatform | undefined;
   const receiver = new Receiver();
   let dropImage: (() => void) | undefined;
+  let dropBuilt: (() => void) | undefined;
   const image = `e2e/jobtask-${process.pid}:1`;
   const ids = new Set<string>();
 
@@ -52,8 +56,9 @@ describe.skipIf(missing !== null)(`job executions${missing ? ` (skipped: ${missi
     });
     await receiver.listen(GATEWAY);
     dropImage = await importJobImage(p, image);
+    // Built from the example folder: 128 MB, Node task script reporting to REPORT_URL.
+    dropBuilt = await deployBatchJob(p, 'batch', { REPORT_URL: receiver.url });
     const envs = [{ name: 'RECEIVER', value: receiver.url }];
-    await createJob(p, 'batch', { image, envs, maxRetries: 0, timeout: 120 });
     await createJob(p, 'flaky', {
       image,
       envs: [...envs, { name: 'BL_TASK_KEY', value: 'MY_INDEX' }],
@@ -65,6 +70,7 @@ describe.skipIf(missing !== null)(`job executions${missing ? ` (skipped: ${missi
 
   afterAll(async () => {
     dropImage?.();
+    dropBuilt?.();
     if (p) {
       for (const id of engineIds(p.home)) ids.add(id);
       await p.stop();

@@ -1,9 +1,10 @@
-// Shared set-up of the job e2e tests (issue 17): a job image made here (a docker-save archive of a
-// static busybox and a task script, imported through POST /v0/images/import until images built
-// from folders land), and a receiver the tasks report to — an HTTP server on the test bridge's
-// gateway address that the egress proxy may reach (TARMAC_EGRESS_ALLOW_CIDRS). The receiver
-// answers each task's /start with what it should do (ok, fail, sleep N), so one image serves
-// every scenario, and records start/end times to observe parallelism from inside.
+// Shared set-up of the job e2e tests (issue 17): the job built from examples/batch-job through
+// the builds plane (deployBatchJob), a small busybox job image imported for the scenarios that need
+// a shell (a docker-save archive through POST /v0/images/import), and a receiver the tasks report
+// to — an HTTP server on the test bridge's gateway address that the egress proxy may reach
+// (TARMAC_EGRESS_ALLOW_CIDRS). The receiver answers each task's /start with what it should do (ok,
+// fail, sleep N), so one image serves every scenario, and records start/end times to observe
+// parallelism from inside.
 import { execFileSync } from 'node:child_process';
 import {
   copyFileSync,
@@ -19,8 +20,66 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { RunningPlatform } from '../support/platform.js';
-import { IMAGE_CACHE, json, waitFor } from '../sandboxes/support.js';
+import { cliEnv, runCli } from '../cli/cli-runner.js';
+import { REPO_ROOT, type RunningPlatform } from '../support/platform.js';
+import { IMAGE_CACHE, json, missingCapability, waitFor } from '../sandboxes/support.js';
+
+/** What the job e2e tests need of the machine: the sandbox engine's tools and buildah (builds). */
+export function missingJobCapability(): string | null {
+  const base = missingCapability();
+  if (base) return base;
+  try {
+    execFileSync('buildah', ['--version'], { stdio: 'ignore' });
+  } catch {
+    return 'buildah not installed (scripts/engine-install.sh): the job e2e builds examples/batch-job';
+  }
+  return null;
+}
+
+/**
+ * The job built from examples/batch-job (issue 17: "a job built from an example folder") through
+ * the builds plane, as a user does: `tarmac deploy examples/batch-job --name <name>` uploads the
+ * folder (`?upload=true`), buildah builds its Dockerfile FROM tarmac/base (no network), and the
+ * job record gets the image. `env` goes in with --env-file. Answers a clean-up of the built image.
+ */
+export async function deployBatchJob(
+  p: RunningPlatform,
+  name: string,
+  env: Record<string, string>,
+): Promise<() => void> {
+  const work = mkdtempSync(join(tmpdir(), 'tarmac-jobdeploy-'));
+  const envFile = join(work, 'job.env');
+  writeFileSync(
+    envFile,
+    Object.entries(env)
+      .map(([k, v]) => `${k}=${v}\n`)
+      .join(''),
+  );
+  const cli = cliEnv({
+    TARMAC_API_URL: p.url,
+    TARMAC_API_KEY: p.credentials.apiKey,
+    TARMAC_WORKSPACE: p.credentials.workspace,
+    TARMAC_HOME: work,
+  });
+  const folder = join(REPO_ROOT, 'examples/batch-job');
+  const r = await runCli(['deploy', folder, '--name', name, '--env-file', envFile], {
+    env: cli,
+    timeoutMs: 10 * 60_000,
+  });
+  expect(r.code, r.stderr + r.stdout).toBe(0);
+  const job = await json<{ status: string; spec: { runtime: { image?: string } } }>(
+    await p.api(`/v0/jobs/${name}`),
+  );
+  expect(job.spec.runtime.image).toMatch(new RegExp(`^jobs/${name}:b[a-z0-9]+$`));
+  const ws = await json<{ id?: string }>(await p.api(`/v0/workspaces/${p.credentials.workspace}`));
+  return () => {
+    rmSync(work, { recursive: true, force: true });
+    for (const d of readdirSync(IMAGE_CACHE)) {
+      if (ws.id && decodeURIComponent(d).startsWith(`ws-${ws.id}/jobs/${name}:`))
+        rmSync(join(IMAGE_CACHE, d), { recursive: true, force: true });
+    }
+  };
+}
 
 /** The task: fetch BL_EXECUTION_DATA_URL (directly: busybox wget ignores no_proxy), ask the receiver. */
 const TASK_SCRIPT = `#!/bin/sh
@@ -39,13 +98,14 @@ echo "task $i done"
 exit 0
 `;
 
-/** docker-save archive: /bin/busybox (static), /bin/sh and /bin/wget links, /task.sh as Entrypoint. */
+/** docker-save archive: /bin/busybox (static) and tool links, /task.sh; `/bin/sh cmd…` runs. */
 export function jobImageArchive(work: string, ref: string, cmd: string[] = ['/task.sh']): string {
   const src = join(work, 'layer');
   mkdirSync(join(src, 'bin'), { recursive: true });
   mkdirSync(join(src, 'tmp'), { recursive: true });
   copyFileSync('/bin/busybox', join(src, 'bin/busybox'));
-  for (const tool of ['sh', 'wget', 'sleep', 'echo']) symlinkSync('busybox', join(src, 'bin', tool));
+  for (const tool of ['sh', 'wget', 'sleep', 'echo', 'ls', 'dd', 'touch', 'cat', 'rm'])
+    symlinkSync('busybox', join(src, 'bin', tool));
   writeFileSync(join(src, 'task.sh'), TASK_SCRIPT, { mode: 0o755 });
   const root = join(work, 'archive');
   mkdirSync(join(root, 'l1'), { recursive: true });
@@ -65,12 +125,12 @@ export function jobImageArchive(work: string, ref: string, cmd: string[] = ['/ta
   return out;
 }
 
-export async function importJobImage(p: RunningPlatform, ref: string): Promise<() => void> {
+export async function importJobImage(p: RunningPlatform, ref: string, cmd?: string[]): Promise<() => void> {
   const work = mkdtempSync(join(tmpdir(), 'tarmac-jobimg-'));
   const res = await p.api(`/v0/images/import?ref=${encodeURIComponent(ref)}`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-tar' },
-    body: new Uint8Array(readFileSync(jobImageArchive(work, ref))),
+    body: new Uint8Array(readFileSync(jobImageArchive(work, ref, cmd))),
   });
   expect(res.status, await res.clone().text()).toBe(200);
   return () => {

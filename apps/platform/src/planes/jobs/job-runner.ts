@@ -78,6 +78,8 @@ export class JobRunner {
       this.kick();
       await new Promise((r) => setTimeout(r, 100));
     }
+    // The pass that wrote the end registers its clean-ups right after that write: let it finish.
+    await this.passing;
     await this.rows.idle();
     await this.containers.settled(rowId);
   }
