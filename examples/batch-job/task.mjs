@@ -5,7 +5,11 @@
 //
 // Arguments: {word, sleepSeconds, fail}. With REPORT_URL set, the task also reports its start and
 // end there (POST /start and /end) and does what the /start answer says ("ok", "fail",
-// "sleep N") — how the platform's e2e tests watch tasks from the outside.
+// "sleep N") — how the platform's e2e tests watch tasks from the outside. Reports go through
+// HTTP_PROXY explicitly: the tests' receiver sits on the bridge gateway, which NO_PROXY names for
+// the data URL.
+import http from 'node:http';
+
 const key = process.env.BL_TASK_KEY || 'TASK_INDEX';
 const index = Number(process.env[key]);
 const attempt = process.env.BL_TASK_ATTEMPT ?? '1';
@@ -19,6 +23,43 @@ async function text(url, init) {
   return body;
 }
 
+/** POST through the egress proxy (an absolute-URI request with the task's proxy credentials). */
+function postViaProxy(url, body, headers = {}) {
+  const proxy = new URL(process.env.HTTP_PROXY || process.env.http_proxy || url);
+  const user = `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`;
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: proxy.hostname,
+        port: Number(proxy.port || 80),
+        method: 'POST',
+        path: url,
+        timeout: 30_000,
+        headers: {
+          host: new URL(url).host,
+          'content-length': Buffer.byteLength(body),
+          ...(proxy.username
+            ? { 'proxy-authorization': `Basic ${Buffer.from(user).toString('base64')}` }
+            : {}),
+          ...headers,
+        },
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const answer = Buffer.concat(chunks).toString('utf8');
+          if ((res.statusCode ?? 500) >= 400) reject(new Error(`POST ${url}: ${res.statusCode} ${answer}`));
+          else resolve(answer);
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`POST ${url}: timed out`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 async function main() {
   const data = dataUrl ? await text(dataUrl) : '{"tasks":[]}';
   const args = JSON.parse(data).tasks?.[index] ?? {};
@@ -30,12 +71,11 @@ async function main() {
     key,
   });
   if (report) {
-    const headers = { 'x-data-url': dataUrl ?? '' };
-    action = await text(`${report}/start?${query}`, { method: 'POST', body: data, headers });
+    action = await postViaProxy(`${report}/start?${query}`, data, { 'x-data-url': dataUrl ?? '' });
   }
   console.log(`task ${index} attempt ${attempt}: ${action} ${args.word ?? ''}`.trim());
   if (action.startsWith('sleep ')) await new Promise((r) => setTimeout(r, Number(action.slice(6)) * 1000));
-  if (report) await text(`${report}/end?${query}`, { method: 'POST', body: 'x' });
+  if (report) await postViaProxy(`${report}/end?${query}`, 'x');
   if (action === 'fail') {
     console.log(`task ${index} failed on purpose`);
     process.exit(3);
