@@ -39,9 +39,14 @@ describe.each(testDatabases(process.env))('job lifecycle on $name', (db) => {
     expect((byName['doomed/a']?.system as any).stats).toMatchObject({ total: 2, cancelled: 2, running: 0 });
     // Another job's execution is untouched.
     expect(byName['other/keep']?.status).toBe('queued');
-    // A new job of the same name starts clean: the old executions do not run on it.
-    expect((await createJob('doomed')).status).toBe(200);
-    expect((await start('doomed', { tasks: [{}], id: 'a' })).status).toBe(200);
+  });
+
+  it('a job being deleted takes no new execution (DELETING), and DELETE of a job with none is quick', async () => {
+    expect((await createJob('quiet')).status).toBe(200);
+    const del = await t.json<any>('/v0/jobs/quiet', { method: 'DELETE' });
+    expect(del.status).toBe(200);
+    expect(del.body.status).toBe('DELETING');
+    expect((await start('quiet', { tasks: [{}] })).status).toBe(404);
   });
 
   it.each([
