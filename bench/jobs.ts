@@ -20,7 +20,11 @@ const P = Number(process.env.P ?? 10);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const MEMORY = Number(process.env.MEMORY ?? 128);
 const IMAGE_DIR = process.env.TARMAC_TEST_IMAGE_DIR ?? '/var/cache/tarmac-test/images';
-const NETWORK = { bridge: 'tjobs2', subnet: '10.167.0.0/16' };
+// BENCH_BRIDGE / BENCH_SUBNET: another bridge when this one's /16 is in use on the machine.
+const NETWORK = {
+  bridge: process.env.BENCH_BRIDGE ?? 'tjobs2',
+  subnet: process.env.BENCH_SUBNET ?? '10.167.0.0/16',
+};
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const quantile = (xs: number[], q: number) => {
