@@ -6,7 +6,8 @@
 // overhead under 1.2x.
 //
 //   node --import tsx bench/build.ts          (RUNS=3 warm rounds)
-// Needs root and buildah; uses a bridge/subnet of its own (10.173.0.0/16) and cleans up after.
+// Needs root and buildah; uses a bridge/subnet of its own (10.173.0.0/16; BENCH_BRIDGE and
+// BENCH_SUBNET override them, so two benches can run side by side) and cleans up after.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -33,7 +34,11 @@ function timed(cmd: string, args: string[], env?: NodeJS.ProcessEnv): number {
 // The platform: deploy -> BUILT, through the CLI as a user would.
 const p = await startPlatform({
   timeoutMs: 15 * 60_000,
-  env: { TARMAC_IMAGE_DIR: IMAGE_DIR, TARMAC_BRIDGE: 'tmi15bench', TARMAC_SUBNET: '10.173.0.0/16' },
+  env: {
+    TARMAC_IMAGE_DIR: IMAGE_DIR,
+    TARMAC_BRIDGE: process.env.BENCH_BRIDGE ?? 'tmi15bench',
+    TARMAC_SUBNET: process.env.BENCH_SUBNET ?? '10.173.0.0/16',
+  },
 });
 const cliEnv = {
   PATH: process.env.PATH,

@@ -104,13 +104,12 @@ export class Buildah {
     await this.run(args, r.log, r.signal);
   }
 
-  /** Writes the built image as an OCI archive the engine's import reads (same vetted path as uploads). */
-  async exportArchive(tag: string, file: string, signal: AbortSignal): Promise<void> {
-    await this.run(
-      ['push', '--quiet', '--disable-compression', tag, `oci-archive:${file}`],
-      () => {},
-      signal,
-    );
+  /**
+   * Writes the built image into the OCI layout dir `dir` (layer-export.ts has put the layers
+   * exported before there: buildah skips those), uncompressed (the engine reads it right away).
+   */
+  async exportLayout(tag: string, dir: string, signal: AbortSignal): Promise<void> {
+    await this.run(['push', '--quiet', '--disable-compression', tag, `oci:${dir}:image`], () => {}, signal);
   }
 
   async removeImage(tag: string): Promise<void> {
