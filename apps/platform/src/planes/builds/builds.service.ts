@@ -10,7 +10,7 @@ import { buildArgs, parseEnvFile } from './build-inputs.js';
 import type { BuildImageStore, BuildRecords, BuildTarget } from './build-records.js';
 import { detect } from './dockerfile-detect.js';
 import type { BuiltEntry } from './image-gc.js';
-import type { LayerExport } from './layer-export.js';
+import { LayerExport } from './layer-export.js';
 import { extractSource, SourceArchiveError, type SourceLimits } from './source-archive.js';
 import type { UploadTickets } from './upload-tickets.js';
 import { WorkspaceQueue } from './workspace-queue.js';
@@ -182,11 +182,17 @@ export class BuildsService {
       });
       const t1 = Date.now();
       log.add(`Image built in ${((t1 - t0) / 1000).toFixed(1)} s; storing it`);
-      // Only layers the engine's store lacks are exported and read (layer-export.ts).
+      // Only layers not exported before are exported; only those the engine lacks are read.
       const layout = join(dir, 'image.oci');
-      this.d.layerExport.prepare(layout);
-      await this.d.builder.exportLayout(localTag, layout, signal);
-      const { reused, exported } = this.d.layerExport.finish(layout);
+      const diffIds = await this.d.builder.diffIds(localTag, signal);
+      const missing = this.d.layerExport.prepare(layout, diffIds);
+      if (diffIds[0] !== undefined && missing.includes(diffIds[0])) {
+        await this.d.builder.exportImage(localTag, { dir: `${layout}.dir` }, signal);
+        LayerExport.layoutFromDir(`${layout}.dir`, layout);
+      } else await this.d.builder.exportImage(localTag, { oci: layout }, signal);
+      this.d.layerExport.finish(layout, diffIds);
+      const reused = diffIds.length - missing.length;
+      const exported = missing.length;
       const t2 = Date.now();
       const ref = `${build.target.imageType}/${build.target.name}:${tag}`;
       const engineRef = await this.d.images.importTarget(build.workspace, ref);
