@@ -85,6 +85,7 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
         TARMAC_BUILD_UPLOAD_MAX_MB: '1',
         TARMAC_BUILD_NETWORK: 'none',
         TARMAC_BUILD_GC_INTERVAL_SECONDS: '2',
+        TARMAC_BUILD_LAYER_GC_GRACE_SECONDS: '5',
         NODE_EXTRA_CA_CERTS: caFile,
       },
     });
@@ -391,6 +392,49 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
     expect(found).toBe('');
     expect(existsSync(`/tmp/${marker}.txt`)).toBe(false);
   }, 60_000);
+
+  it(
+    'the GC removes a deleted built image and then its own layers; the shared base layer stays',
+    async () => {
+      const res = await api('/v0/images?upload=true', {
+        method: 'POST',
+        body: JSON.stringify({ resourceType: 'agents', name: 'gc-me' }),
+      });
+      expect(res.status, await res.clone().text()).toBe(200);
+      const unique = `gc-${process.pid}-${Date.now()}`;
+      const archive = tarGzOf([
+        { name: 'Dockerfile', data: 'FROM tarmac/base:latest\nCOPY gc.txt /gc.txt\n' },
+        { name: 'gc.txt', data: unique },
+      ]);
+      const up = await put(res.headers.get('x-service-upload-url')!, archive, 'application/gzip');
+      expect(up.status, await up.clone().text()).toBe(200);
+      const img = (await waitFinal(
+        '/v0/images/agents/gc-me',
+        (x) => (x as ImageView).metadata.status,
+      )) as ImageView;
+      expect(img.metadata.status).toBe('BUILT');
+      const imageDir = join(
+        IMAGE_CACHE,
+        encodeURIComponent(`ws-${workspaceId}/agents/gc-me:${img.spec.tags[0]!.name}`),
+      );
+      const layers = (
+        JSON.parse(readFileSync(join(imageDir, 'image.json'), 'utf8')) as { layers: string[] }
+      ).layers.map((l) => join(imageDir, l));
+      // Bottom: the base, shared with every other build here; top: this image's own COPY.
+      expect(layers.length).toBeGreaterThanOrEqual(2);
+      const [base, top] = [layers[0]!, layers.at(-1)!];
+      expect(readFileSync(join(top, 'gc.txt'), 'utf8')).toBe(unique);
+      expect((await api('/v0/images/agents/gc-me', { method: 'DELETE' })).status).toBe(200);
+      // A GC pass every 2 s; the layer grace is 5 s here.
+      const deadline = Date.now() + 60_000;
+      while ((existsSync(imageDir) || existsSync(top)) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 500));
+      expect(existsSync(imageDir)).toBe(false);
+      expect(existsSync(top)).toBe(false);
+      expect(existsSync(join(base, 'etc/os-release'))).toBe(true); // other images name it
+    },
+    BUILD_MS,
+  );
 
   it('deleting an image a workload uses is 409', async () => {
     const res = await api('/v0/images/agents/node-agent', { method: 'DELETE' });
