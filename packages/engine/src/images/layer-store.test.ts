@@ -125,6 +125,22 @@ describe.skipIf(why !== null)(`shared image layers${why ? ` (skipped: ${why})` :
     });
   });
 
+  it('a whiteout under a dir the same layer then turns into a symlink makes nothing outside', async () => {
+    const canary = join(work, 'canary');
+    mkdirSync(canary);
+    writeFileSync(join(canary, 'victim'), 'host file');
+    const lower: TarMember[] = [
+      { name: 'a/', type: 'dir' },
+      { name: 'a/b', data: 'lower' },
+    ];
+    // Vetted in order, `a/.wh.b` comes before `a` is a link, so only the conversion can stop it.
+    const upper: TarMember[] = [{ name: 'a/.wh.b' }, link('a', canary)];
+    await store().import(archive('esc', [lower, upper]), 'ws/esc:1');
+    // Followed, the link would have put the whiteout device at <canary>/b.
+    expect(readdirSync(canary)).toEqual(['victim']);
+    expect(readFileSync(join(canary, 'victim'), 'utf8')).toBe('host file');
+  });
+
   it('a layout from the builder: stored layers are not read, new ones are vetted against them', async () => {
     const base = tarOf(BASE);
     await store().import(archive('base', [BASE]), 'ws/base:1');
