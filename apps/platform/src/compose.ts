@@ -206,6 +206,9 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       },
     },
     removeImage: (engineRef) => engine.images.remove(engineRef),
+    // Layers an import used lately stay: another platform sharing the image store may be about to
+    // commit an image naming them (TARMAC_BUILD_LAYER_GC_GRACE_SECONDS).
+    pruneLayers: () => engine.images.pruneLayers(config.builds.layerGcGraceMs),
     changes: shared.changeFeed,
     authenticator: shared.authenticator,
     workspaces: shared.workspaces,

@@ -148,6 +148,11 @@ export const platformEnvSchema = z.object({
   /** Seconds between passes of the built-image garbage collector (3600). */
   TARMAC_BUILD_GC_INTERVAL_SECONDS: optional,
   /**
+   * Seconds an image layer no image names is kept after its last use before the collector removes
+   * it (600): another platform sharing the image store may be about to store an image naming it.
+   */
+  TARMAC_BUILD_LAYER_GC_GRACE_SECONDS: optional,
+  /**
    * `none` (default: RUN steps have no network) or `host` (they reach what the host reaches,
    * package registries but also the host's loopback services: only for trusted tenants, until
    * builds get a network behind the egress proxy; planes/builds/README.md).
@@ -496,6 +501,7 @@ export interface BuildConfig {
   timeoutMs: number;
   network: 'host' | 'none';
   gcIntervalMs: number;
+  layerGcGraceMs: number;
 }
 
 function buildConfig(e: PlatformEnv): BuildConfig {
@@ -511,5 +517,7 @@ function buildConfig(e: PlatformEnv): BuildConfig {
     timeoutMs: whole(e.TARMAC_BUILD_TIMEOUT_SECONDS, 'TARMAC_BUILD_TIMEOUT_SECONDS', 1800) * 1000,
     network: e.TARMAC_BUILD_NETWORK === 'host' ? 'host' : 'none',
     gcIntervalMs: whole(e.TARMAC_BUILD_GC_INTERVAL_SECONDS, 'TARMAC_BUILD_GC_INTERVAL_SECONDS', 3600) * 1000,
+    layerGcGraceMs:
+      whole(e.TARMAC_BUILD_LAYER_GC_GRACE_SECONDS, 'TARMAC_BUILD_LAYER_GC_GRACE_SECONDS', 600) * 1000,
   };
 }

@@ -6,7 +6,9 @@ import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refDirName } from './images/refs.js';
 import type { LocalEngine } from './local-engine.js';
+import { withMergedView } from './test-support/merged-view.js';
 import { ensureSandboxdBundle, missingCapability, testEngine, uniqueId } from './test-support/harness.js';
 
 const missing = missingCapability();
@@ -94,18 +96,19 @@ describe.skipIf(missing !== null)(`image import${missing ? ` (skipped: ${missing
       const ref = `test/${uniqueId('tiny')}:1`;
       refs.push(ref);
       const img = await engine.importImage(build(work), ref);
-      expect(img).toMatchObject({ ref, layers: 1 });
-      const [root] = engine.images.resolve(ref).layerDirs;
+      // Two layers, each an overlay lower of its own (images/layer-store.ts).
+      expect(img).toMatchObject({ ref, layers: 2 });
+      const { layerDirs } = engine.images.resolve(ref);
       // The image's command, what a job task runs (SandboxSpec.command), kept in the store.
       expect(engine.images.resolve(ref)).toMatchObject({ entrypoint: ['/bin/run'], cmd: ['--now'] });
-      // Size: the layer's apparent bytes (7 + 1 bytes of files plus directory entries), measured at
-      // import and stored in image.json, so later reads do not walk the layers again.
-      const duBytes = Number(
-        execFileSync('du', ['-s', '-b', root ?? ''], { encoding: 'utf8' }).split('\t')[0],
-      );
+      // Size: the layers' apparent bytes (files plus directory entries), measured at import and
+      // stored in image.json, so later reads do not walk the layers again.
+      const du = execFileSync('du', ['-s', '-b', '-c', ...layerDirs], { encoding: 'utf8' });
+      const duBytes = Number(/^(\d+)\s+total$/m.exec(du)?.[1]);
       expect(img.sizeBytes).toBe(duBytes);
       expect(img.sizeBytes).toBeGreaterThanOrEqual(8);
-      const manifestPath = join(root ?? '', '..', '..', 'image.json');
+      const images = join(layerDirs[0] ?? '', '..', '..', '..');
+      const manifestPath = join(images, refDirName(ref), 'image.json');
       const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Record<string, unknown>;
       expect(manifest.sizeBytes).toBe(img.sizeBytes);
       // An image stored before sizes existed is measured on first read and its manifest rewritten.
@@ -115,13 +118,15 @@ describe.skipIf(missing !== null)(`image import${missing ? ` (skipped: ${missing
       expect((JSON.parse(readFileSync(manifestPath, 'utf8')) as { sizeBytes?: number }).sizeBytes).toBe(
         duBytes,
       );
-      const ls = (p: string) =>
-        execFileSync('ls', ['-A', join(root ?? '', p)], { encoding: 'utf8' })
-          .split('\n')
-          .filter(Boolean);
-      expect(ls('.').sort()).toEqual(['app', 'dir', 'keep.txt']); // hello.txt whited out
-      expect(ls('dir')).toEqual(['c']); // opaque dir: a and b gone
-      expect(readFileSync(join(root ?? '', 'keep.txt'), 'utf8')).toBe('kept v2');
+      withMergedView(layerDirs, (root) => {
+        const ls = (p: string) =>
+          execFileSync('ls', ['-A', join(root, p)], { encoding: 'utf8' })
+            .split('\n')
+            .filter(Boolean);
+        expect(ls('.').sort()).toEqual(['app', 'dir', 'keep.txt']); // hello.txt whited out
+        expect(ls('dir')).toEqual(['c']); // opaque dir: a and b gone
+        expect(readFileSync(join(root, 'keep.txt'), 'utf8')).toBe('kept v2');
+      });
 
       // Runs with no libc and no shell in the image: the runtime is injected.
       const id = uniqueId('imported');

@@ -5,12 +5,15 @@
 // expired refused with 403, an over-limit upload 413, and a zip-slip upload refused with nothing
 // written outside the build folder.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tarGzOf, zipOf, type Member } from '../../../apps/platform/src/planes/builds/test-archives.js';
+import { systemClock } from '../../../packages/engine/src/clock.js';
+import { ImageStore } from '../../../packages/engine/src/images/image-store.js';
+import { ProcessRunner } from '../../../packages/engine/src/runner.js';
 import { cliEnv, runCli } from '../cli/cli-runner.js';
 import { REPO_ROOT, removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
 import { IMAGE_CACHE, missingCapability } from '../sandboxes/support.js';
@@ -82,6 +85,7 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
         TARMAC_BUILD_UPLOAD_MAX_MB: '1',
         TARMAC_BUILD_NETWORK: 'none',
         TARMAC_BUILD_GC_INTERVAL_SECONDS: '2',
+        TARMAC_BUILD_LAYER_GC_GRACE_SECONDS: '5',
         NODE_EXTRA_CA_CERTS: caFile,
       },
     });
@@ -103,6 +107,9 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
           rmSync(join(IMAGE_CACHE, d), { recursive: true, force: true });
         }
       }
+      // Their layers (shared by content in .layers/) go too unless another image names them; a
+      // minute's grace spares layers another test's import is about to name.
+      new ImageStore(IMAGE_CACHE, new ProcessRunner(), systemClock).pruneLayers(60_000);
     }
     if (p) {
       const mounted = execFileSync('cat', ['/proc/self/mounts'], { encoding: 'utf8' })
@@ -297,26 +304,33 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
       expect(log).toContain('printed: ***');
       expect(log).not.toContain(secret);
       const record = await get<Record_>('/v0/functions/secret-app');
-      const rootfs = join(
+      // The image's layers (bottom first; shared ones live in the store's .layers/): a file is in
+      // the image when a layer holds it (no later layer of this image deletes these paths).
+      const imageDir = join(
         IMAGE_CACHE,
         encodeURIComponent(`ws-${workspaceId}/${record.spec.runtime!.image!}`),
-        'layers/000',
       );
-      expect(existsSync(join(rootfs, 'srv/Dockerfile'))).toBe(true);
-      expect(existsSync(join(rootfs, 'srv/.env.build'))).toBe(false);
-      const hits = execFileSync(
-        'sh',
-        [
-          '-c',
-          'grep -rlF "$1" "$2/srv" "$2/run" "$2/etc" "$2/tmp" 2>/dev/null || true',
-          'grep',
-          secret,
-          rootfs,
-        ],
-        { encoding: 'utf8' },
-      );
-      expect(hits.trim()).toBe('');
-      const bundle = execFileSync('cat', [join(rootfs, 'etc/ssl/certs/ca-certificates.crt')], {
+      const layers = (
+        JSON.parse(readFileSync(join(imageDir, 'image.json'), 'utf8')) as { layers: string[] }
+      ).layers.map((l) => join(imageDir, l));
+      expect(layers.some((l) => existsSync(join(l, 'srv/Dockerfile')))).toBe(true);
+      expect(layers.some((l) => existsSync(join(l, 'srv/.env.build')))).toBe(false);
+      for (const rootfs of layers) {
+        const hits = execFileSync(
+          'sh',
+          [
+            '-c',
+            'grep -rlF "$1" "$2/srv" "$2/run" "$2/etc" "$2/tmp" 2>/dev/null || true',
+            'grep',
+            secret,
+            rootfs,
+          ],
+          { encoding: 'utf8' },
+        );
+        expect(hits.trim()).toBe('');
+      }
+      const top = [...layers].reverse().find((l) => existsSync(join(l, 'etc/ssl/certs/ca-certificates.crt')));
+      const bundle = execFileSync('cat', [join(top!, 'etc/ssl/certs/ca-certificates.crt')], {
         encoding: 'utf8',
       });
       expect(bundle).not.toContain(caLine());
@@ -378,6 +392,49 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
     expect(found).toBe('');
     expect(existsSync(`/tmp/${marker}.txt`)).toBe(false);
   }, 60_000);
+
+  it(
+    'the GC removes a deleted built image and then its own layers; the shared base layer stays',
+    async () => {
+      const res = await api('/v0/images?upload=true', {
+        method: 'POST',
+        body: JSON.stringify({ resourceType: 'agents', name: 'gc-me' }),
+      });
+      expect(res.status, await res.clone().text()).toBe(200);
+      const unique = `gc-${process.pid}-${Date.now()}`;
+      const archive = tarGzOf([
+        { name: 'Dockerfile', data: 'FROM tarmac/base:latest\nCOPY gc.txt /gc.txt\n' },
+        { name: 'gc.txt', data: unique },
+      ]);
+      const up = await put(res.headers.get('x-service-upload-url')!, archive, 'application/gzip');
+      expect(up.status, await up.clone().text()).toBe(200);
+      const img = (await waitFinal(
+        '/v0/images/agents/gc-me',
+        (x) => (x as ImageView).metadata.status,
+      )) as ImageView;
+      expect(img.metadata.status).toBe('BUILT');
+      const imageDir = join(
+        IMAGE_CACHE,
+        encodeURIComponent(`ws-${workspaceId}/agents/gc-me:${img.spec.tags[0]!.name}`),
+      );
+      const layers = (
+        JSON.parse(readFileSync(join(imageDir, 'image.json'), 'utf8')) as { layers: string[] }
+      ).layers.map((l) => join(imageDir, l));
+      // Bottom: the base, shared with every other build here; top: this image's own COPY.
+      expect(layers.length).toBeGreaterThanOrEqual(2);
+      const [base, top] = [layers[0]!, layers.at(-1)!];
+      expect(readFileSync(join(top, 'gc.txt'), 'utf8')).toBe(unique);
+      expect((await api('/v0/images/agents/gc-me', { method: 'DELETE' })).status).toBe(200);
+      // A GC pass every 2 s; the layer grace is 5 s here.
+      const deadline = Date.now() + 60_000;
+      while ((existsSync(imageDir) || existsSync(top)) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 500));
+      expect(existsSync(imageDir)).toBe(false);
+      expect(existsSync(top)).toBe(false);
+      expect(existsSync(join(base, 'etc/os-release'))).toBe(true); // other images name it
+    },
+    BUILD_MS,
+  );
 
   it('deleting an image a workload uses is 409', async () => {
     const res = await api('/v0/images/agents/node-agent', { method: 'DELETE' });

@@ -1,6 +1,8 @@
 // The image store under <home>/images: one directory per canonical reference, holding
-// image.json and its layers as plain directories (overlayfs lowers). Images are built or imported
-// into a temp dir and renamed into place, so a reader never sees half an image.
+// image.json; its layers are plain directories (overlayfs lowers): imported layers are shared by
+// content under .layers/ (layer-store.ts), the base image's (and images imported before layers
+// were shared) inside the image's dir. Images are built or imported into a temp dir and renamed
+// into place, so a reader never sees half an image.
 import {
   chmodSync,
   existsSync,
@@ -9,6 +11,7 @@ import {
   readdirSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -17,7 +20,8 @@ import type { ImageInfo } from '../engine.js';
 import { ImageNotFoundError, InvalidImageError } from '../errors.js';
 import type { CommandRunner } from '../runner.js';
 import { buildBaseImage, type BaseImageOptions } from './base-image.js';
-import { importArchive, type ImageCommand } from './import.js';
+import { importArchive, importLayout, type ImageCommand } from './import.js';
+import { LayerStore } from './layer-store.js';
 import { DEFAULT_IMPORT_LIMITS, type ImportLimits } from './import-limits.js';
 import { BASE_IMAGE, normalizeRef, refDirName, resolveRef } from './refs.js';
 
@@ -43,6 +47,7 @@ export interface ResolvedImage extends ImageCommand {
 export class ImageStore {
   private readonly building = new Map<string, Promise<void>>();
   private dirReady = false;
+  private readonly layerStore: LayerStore;
 
   constructor(
     private readonly dir: string,
@@ -50,7 +55,9 @@ export class ImageStore {
     private readonly clock: Clock,
     private readonly baseOptions: BaseImageOptions = {},
     private readonly importLimits: ImportLimits = DEFAULT_IMPORT_LIMITS,
-  ) {}
+  ) {
+    this.layerStore = new LayerStore(join(dir, '.layers'));
+  }
 
   /** Makes the image available, building the base image on first use; unknown refs throw. */
   async ensure(ref: string): Promise<ImageInfo> {
@@ -78,16 +85,19 @@ export class ImageStore {
     };
   }
 
-  async import(tarPath: string, ref: string): Promise<ImageInfo> {
+  /**
+   * Imports an image archive (`docker save` or OCI layout tar), or, when `path` is a directory, an
+   * OCI layout our own builder wrote (importLayout: only its layers not stored yet are read).
+   */
+  async import(path: string, ref: string): Promise<ImageInfo> {
     const canonical = normalizeRef(ref);
     const tmp = this.tempDir();
+    let release = () => {};
     try {
-      const { layers, env, workingDir, entrypoint, cmd } = await importArchive(
-        tarPath,
-        tmp,
-        this.runner,
-        this.importLimits,
-      );
+      const read = statSync(path).isDirectory() ? importLayout : importArchive;
+      const imported = await read(path, tmp, this.runner, this.importLimits, this.layerStore);
+      release = imported.release;
+      const { layers, env, workingDir, entrypoint, cmd, sizeBytes } = imported;
       this.commit(tmp, {
         ref: canonical,
         layers,
@@ -96,12 +106,35 @@ export class ImageStore {
         ...(entrypoint ? { entrypoint } : {}),
         ...(cmd ? { cmd } : {}),
         createdAt: this.clock.date().toISOString(),
-        sizeBytes: await this.measure(tmp, layers),
+        sizeBytes,
       });
     } finally {
+      release();
       rmSync(tmp, { recursive: true, force: true });
     }
     return this.info(canonical);
+  }
+
+  /**
+   * Removes the shared layers (.layers/) no stored image names any more (issue 15: "dangling
+   * layers are garbage-collected"), sparing those an import used in the last `minAgeMs` (another
+   * process sharing the store may be about to commit an image naming them). Images moved aside
+   * (`.old-*`: running sandboxes may still use their layers) keep theirs. Returns how many.
+   */
+  pruneLayers(minAgeMs: number): number {
+    if (!existsSync(this.dir)) return 0;
+    const referenced = new Set<string>();
+    for (const d of readdirSync(this.dir)) {
+      if (d.startsWith('.') && !d.startsWith('.old-')) continue;
+      let layers: string[];
+      try {
+        layers = (JSON.parse(readFileSync(join(this.dir, d, 'image.json'), 'utf8')) as ImageManifest).layers;
+      } catch {
+        continue;
+      }
+      for (const c of LayerStore.chainsOf(layers)) referenced.add(c);
+    }
+    return this.layerStore.prune(referenced, minAgeMs, this.clock.date().getTime());
   }
 
   list(): Promise<ImageInfo[]> {

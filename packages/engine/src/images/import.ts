@@ -1,78 +1,153 @@
 // Import of `docker save` archives and OCI image layouts (issue 19 item 1: the old tar-based
 // import wrote and deleted host files through symlinks in hostile layers). Steps:
-//  1. the archive file is size-capped and extracted by our own reader: plain files and dirs only;
+//  1. the archive file is size-capped and extracted by our own reader: plain files and dirs only
+//     (a layout dir our own builder wrote is read in place: importLayout);
 //  2. its manifest names a config and layers (JSON read with O_NOFOLLOW, errors quote no content);
-//  3. each layer is vetted (limits, names, hard links, device nodes) and hashed on one read;
-//  4. a fresh OCI layout is written from exactly those blobs (renames, no copies) and umoci, made
-//     for this job, unpacks it: whiteouts applied, every path resolved inside the rootfs
-//     (filepath-securejoin), ownership and modes kept (we run as root, so not --rootless);
-//  5. device nodes in the result are checked once more (a parser difference cannot add one).
-// The stored image stays a single overlayfs lower dir, layers/000, with no whiteout files.
+//  3. each layer is vetted (limits, names, hard links, device nodes, writes through symlinks of
+//     the layers below) and hashed on one read;
+//  4. each layer not stored yet (layer-store.ts: keyed by chain ID) is unpacked alone by umoci
+//     into a dir of its own, an overlay lower with overlayfs whiteouts (layer-unpack.ts), and
+//     checked once more for device nodes. A layer already stored (the base image under every
+//     build, an unchanged dependency layer) is neither unpacked nor copied again (issue 15 bench).
 // skopeo is not used for the docker-save conversion: 1.9 labels uncompressed layers tar+gzip
 // (umoci then fails), and letting it gzip them instead tripled the time of a 340 MB import.
-import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { CommandError, InvalidImageError } from '../errors.js';
+import { InvalidImageError } from '../errors.js';
 import type { CommandRunner } from '../runner.js';
-import { extractArchive, readArchive, readJsonFile } from './archive-reader.js';
+import { extractArchive, readArchive, readJsonFile, type ArchiveContents } from './archive-reader.js';
 import type { ImportLimits } from './import-limits.js';
-import { harmlessDevice, newLayerState, vetLayer, type LayerBlob } from './layer-check.js';
+import { vetLayer, type LayerBlob } from './layer-check.js';
+import { chainIdOf, LayerStore, type LayerMeta } from './layer-store.js';
+import { unpackLayer } from './layer-unpack.js';
 
 export interface ImportedImage extends ImageCommand {
+  /** Layer paths as the image manifest records them (relative to the image's dir), bottom first. */
   layers: string[];
   env: string[];
   workingDir: string;
+  /** Apparent bytes of all the image's layers. */
+  sizeBytes: number;
+  /** Lets the store prune the image's layers again (call once the image is committed). */
+  release: () => void;
 }
 
 interface ImageConfig {
   architecture?: unknown;
   config?: { Env?: unknown; WorkingDir?: unknown; Entrypoint?: unknown; Cmd?: unknown };
+  rootfs?: { diff_ids?: unknown };
 }
 
 const DEFAULT_ENV = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'];
-const UNPACK_TIMEOUT_MS = 30 * 60_000;
-const TAG = 'import';
 
-/** Unpacks tarPath into imageDir (layers/000 + returns the config). imageDir is a fresh temp dir. */
+/** Imports the archive at tarPath. imageDir is the image's fresh temp dir (scratch space). */
 export async function importArchive(
   tarPath: string,
   imageDir: string,
   runner: CommandRunner,
   limits: ImportLimits,
+  layers: LayerStore,
 ): Promise<ImportedImage> {
   const size = statSync(tarPath).size;
   if (size > limits.maxArchiveBytes) {
     throw new InvalidImageError(`bad image archive: larger than ${limits.maxArchiveBytes} bytes`);
   }
   const unpacked = join(imageDir, 'archive');
-  const layout = join(imageDir, 'layout');
   try {
     const contents = readArchive(await extractArchive(tarPath, unpacked, limits));
-    const config = readJsonFile<ImageConfig>(contents.configPath, 'image config');
-    const state = newLayerState();
-    const blobs: LayerBlob[] = [];
-    for (const path of contents.layerPaths) blobs.push(await vetLayer(path, limits, state));
-    const settings = runSettings(config.value);
-    // umoci gets a config of our own making: only what unpacking needs, from checked values.
-    const arch = typeof config.value.architecture === 'string' ? config.value.architecture : 'amd64';
-    const cleanConfig = {
-      architecture: arch.slice(0, 32),
-      os: 'linux',
-      config: { Env: settings.env, WorkingDir: settings.workingDir },
-      // Entrypoint/Cmd are not needed to unpack; they are kept in the store's manifest.
-      rootfs: { type: 'layers', diff_ids: blobs.map((b) => b.diffId) },
-    };
-    writeLayout(layout, Buffer.from(JSON.stringify(cleanConfig)), blobs);
-    mkdirSync(join(imageDir, 'layers'));
-    const rootfs = join(imageDir, 'layers', '000');
-    await unpack(runner, layout, rootfs);
-    await refuseDevices(runner, rootfs);
-    return { layers: ['layers/000'], ...settings };
+    return await importLayers(contents, imageDir, runner, limits, layers, false);
   } finally {
     rmSync(unpacked, { recursive: true, force: true });
-    rmSync(layout, { recursive: true, force: true });
   }
+}
+
+/**
+ * Imports an OCI layout dir written by the platform's own builder (planes/builds: `buildah push
+ * oci:`), read in place. Its config's diff IDs are believed for the layers already stored (they
+ * are skipped unread: the builder named them by the hash it computed); every other layer is read,
+ * vetted and unpacked as in importArchive, and must hash to its diff ID.
+ */
+export async function importLayout(
+  layoutDir: string,
+  imageDir: string,
+  runner: CommandRunner,
+  limits: ImportLimits,
+  layers: LayerStore,
+): Promise<ImportedImage> {
+  const contents = readArchive({ root: layoutDir, aliases: new Map() });
+  return importLayers(contents, imageDir, runner, limits, layers, true);
+}
+
+async function importLayers(
+  contents: ArchiveContents,
+  imageDir: string,
+  runner: CommandRunner,
+  limits: ImportLimits,
+  store: LayerStore,
+  trustDiffIds: boolean,
+): Promise<ImportedImage> {
+  const config = readJsonFile<ImageConfig>(contents.configPath, 'image config').value;
+  const settings = runSettings(config);
+  const claimed = trustDiffIds ? diffIdsOf(config, contents.layerPaths.length) : undefined;
+  const chains: string[] = [];
+  const created: string[] = [];
+  const releases: Array<() => void> = [];
+  const release = () => releases.forEach((r) => r());
+  try {
+    let below: LayerMeta | undefined;
+    // The stored prefix of a trusted layout: not read at all.
+    for (const diffId of claimed ?? []) {
+      const meta = store.get(chainIdOf(below?.chainId, diffId));
+      if (!meta) break;
+      releases.push(store.hold([meta.chainId]));
+      store.touch(meta.chainId);
+      chains.push(meta.chainId);
+      below = meta;
+    }
+    // Every layer to store is vetted before any is unpacked: a refused image writes nothing.
+    const state = LayerStore.stateAfter(below);
+    const vetted: Array<{ blob: LayerBlob; chainId: string; after: Omit<LayerMeta, 'sizeBytes'> }> = [];
+    for (let i = chains.length, c = below?.chainId; i < contents.layerPaths.length; i++) {
+      const blob = await vetLayer(contents.layerPaths[i]!, limits, state);
+      if (claimed && claimed[i] !== blob.diffId)
+        throw new InvalidImageError(`bad image archive: layer ${i} does not match its diff ID`);
+      const chainId = chainIdOf(c, blob.diffId);
+      const after = { chainId, diffId: blob.diffId, ...(c ? { parent: c } : {}) };
+      vetted.push({ blob, chainId, after: { ...after, ...state, symlinks: [...state.symlinks] } });
+      c = chainId;
+    }
+    for (const { blob, chainId, after } of vetted) {
+      releases.push(store.hold([chainId]));
+      if (store.get(chainId)) store.touch(chainId);
+      else {
+        const lowers = chains.map((c) => store.rootfs(c));
+        await store.add(after, (rootfs, work) => unpackLayer(runner, blob, rootfs, work, lowers));
+        created.push(chainId);
+      }
+      chains.push(chainId);
+    }
+    let size = 0;
+    for (const c of chains) size += store.get(c)?.sizeBytes ?? 0;
+    if (chains.length === 0) {
+      // An image of no layers is an empty root (as umoci made it before layers were stored apart).
+      mkdirSync(join(imageDir, 'layers', '000'), { recursive: true });
+      return { layers: ['layers/000'], ...settings, sizeBytes: 0, release };
+    }
+    return { layers: chains.map((c) => LayerStore.manifestPath(c)), ...settings, sizeBytes: size, release };
+  } catch (err) {
+    release();
+    // Layers this import stored for an image that will not be: gone again, unless in use meanwhile.
+    store.discard(created);
+    throw err;
+  }
+}
+
+/** The config's diff IDs, when they are well-formed and one per layer (else nothing is skipped). */
+function diffIdsOf(config: ImageConfig, count: number): string[] | undefined {
+  const ids = config.rootfs?.diff_ids;
+  if (!Array.isArray(ids) || ids.length !== count) return undefined;
+  if (!ids.every((d) => typeof d === 'string' && /^sha256:[a-f0-9]{64}$/.test(d))) return undefined;
+  return ids as string[];
 }
 
 /** The image's own command (Entrypoint then Cmd), what a job task runs (apps/platform planes/jobs). */
@@ -106,92 +181,4 @@ function runSettings(config: ImageConfig): { env: string[]; workingDir: string }
     ...(entrypoint ? { entrypoint } : {}),
     ...(cmd ? { cmd } : {}),
   };
-}
-
-/** An OCI layout naming exactly the vetted blobs; the layer files are moved, not copied. */
-function writeLayout(layout: string, config: Buffer, layers: LayerBlob[]): void {
-  const blobs = join(layout, 'blobs', 'sha256');
-  mkdirSync(blobs, { recursive: true, mode: 0o700 });
-  const put = (data: Buffer) => {
-    const hex = createHash('sha256').update(data).digest('hex');
-    writeFileSync(join(blobs, hex), data);
-    return { digest: `sha256:${hex}`, size: data.length };
-  };
-  for (const l of layers) {
-    const dest = join(blobs, l.digest.slice('sha256:'.length));
-    // One file may be named twice (a layer repeated); it is moved once.
-    if (!existsSync(dest)) renameSync(l.path, dest);
-  }
-  const manifest = Buffer.from(
-    JSON.stringify({
-      schemaVersion: 2,
-      mediaType: 'application/vnd.oci.image.manifest.v1+json',
-      config: { mediaType: 'application/vnd.oci.image.config.v1+json', ...put(config) },
-      layers: layers.map((l) => ({ mediaType: l.mediaType, digest: l.digest, size: l.size })),
-    }),
-  );
-  const m = put(manifest);
-  writeFileSync(join(layout, 'oci-layout'), '{"imageLayoutVersion":"1.0.0"}');
-  writeFileSync(
-    join(layout, 'index.json'),
-    JSON.stringify({
-      schemaVersion: 2,
-      manifests: [
-        {
-          mediaType: 'application/vnd.oci.image.manifest.v1+json',
-          ...m,
-          annotations: { 'org.opencontainers.image.ref.name': TAG },
-        },
-      ],
-    }),
-  );
-}
-
-async function unpack(runner: CommandRunner, layout: string, rootfs: string): Promise<void> {
-  try {
-    await runner.run('umoci', ['raw', 'unpack', '--image', `${layout}:${TAG}`, rootfs], {
-      timeoutMs: UNPACK_TIMEOUT_MS,
-    });
-  } catch (err) {
-    if (!(err instanceof CommandError)) throw err;
-    // umoci's own words name the layer member at fault; our temp paths are left out.
-    const why = err.stderr
-      .split('\n')
-      .filter((l) => l.includes('⨯') || /error/i.test(l))
-      .join(' ')
-      .replaceAll(layout, '<layout>')
-      .replaceAll(rootfs, '<rootfs>')
-      .replace(/\s+/g, ' ')
-      .trim()
-      .slice(0, 300);
-    throw new InvalidImageError(`bad image archive: layers could not be unpacked: ${why || 'umoci failed'}`);
-  }
-}
-
-/** The unpacked tree holds no device node the layer check would have refused. */
-async function refuseDevices(runner: CommandRunner, rootfs: string): Promise<void> {
-  const { stdout } = await runner.run('find', [
-    rootfs,
-    '-xdev',
-    '(',
-    '-type',
-    'b',
-    '-o',
-    '-type',
-    'c',
-    ')',
-    '-printf',
-    '%y %P\\0',
-  ]);
-  for (const line of stdout.split('\0').filter(Boolean)) {
-    const path = line.slice(2);
-    const rdev = lstatSync(join(rootfs, path)).rdev;
-    const major = (rdev >> 8) & 0xfff;
-    const minor = (rdev & 0xff) | ((rdev >> 12) & 0xfff00);
-    if (!harmlessDevice(line.startsWith('b') ? 'block' : 'char', major, minor)) {
-      throw new InvalidImageError(
-        `bad image archive: device node ${JSON.stringify(path.slice(0, 200))} is not allowed`,
-      );
-    }
-  }
 }

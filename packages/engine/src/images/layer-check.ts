@@ -21,6 +21,8 @@ export interface LayerBlob {
   diffId: string;
   size: number;
   mediaType: string;
+  /** Member paths of the layer's OCI whiteouts (`.wh.<name>`, `.wh..wh..opq`), in tar order. */
+  whiteouts: string[];
 }
 
 /** What the check carries from layer to layer of one image. */
@@ -88,6 +90,7 @@ export async function vetLayer(path: string, limits: ImportLimits, state: LayerS
   const digest = createHash('sha256');
   const diffId = createHash('sha256');
   let size = 0;
+  const whiteouts: string[] = [];
   const tap = (hash: Hash, count: boolean) =>
     new Transform({
       transform(chunk: Buffer, _enc, done) {
@@ -132,6 +135,7 @@ export async function vetLayer(path: string, limits: ImportLimits, state: LayerS
         );
       }
       track(state, name, entry.type);
+      if (name.slice(name.lastIndexOf('/') + 1).startsWith('.wh.')) whiteouts.push(name);
       if (
         (entry.type === 'char' || entry.type === 'block') &&
         !harmlessDevice(entry.type, entry.devmajor, entry.devminor)
@@ -157,5 +161,6 @@ export async function vetLayer(path: string, limits: ImportLimits, state: LayerS
     diffId: kind === 'gzip' ? `sha256:${diffId.digest('hex')}` : blob,
     size,
     mediaType: `application/vnd.oci.image.layer.v1.tar${kind === 'gzip' ? '+gzip' : ''}`,
+    whiteouts,
   };
 }

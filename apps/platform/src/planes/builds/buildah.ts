@@ -104,13 +104,36 @@ export class Buildah {
     await this.run(args, r.log, r.signal);
   }
 
-  /** Writes the built image as an OCI archive the engine's import reads (same vetted path as uploads). */
-  async exportArchive(tag: string, file: string, signal: AbortSignal): Promise<void> {
-    await this.run(
-      ['push', '--quiet', '--disable-compression', tag, `oci-archive:${file}`],
+  /** The image's layers as its config names them (diff IDs: uncompressed digests), bottom first. */
+  async diffIds(tag: string, signal: AbortSignal): Promise<string[]> {
+    // Go's print of the list, "[sha256:… sha256:…]" (buildah 1.28's templates have no json).
+    const out = await this.run(
+      ['inspect', '--type', 'image', '--format', '{{.OCIv1.RootFS.DiffIDs}}', tag],
       () => {},
       signal,
     );
+    const ids = out
+      .trim()
+      .replace(/^\[|\]$/g, '')
+      .split(/\s+/)
+      .filter(Boolean);
+    if (ids.length === 0 || !ids.every((d) => /^sha256:[a-f0-9]{64}$/.test(d)))
+      throw new BuildFailure(`the built image names no layers (${out.trim().slice(0, 100)})`);
+    return ids;
+  }
+
+  /**
+   * Writes the built image to `dest`: `oci:` (the layers already there, put by layer-export.ts,
+   * are skipped; the others are gzipped, as buildah 1.28 always does for this transport) or
+   * `dir:` (every layer, uncompressed: when little is cached, cheaper than gzipping it all).
+   */
+  async exportImage(
+    tag: string,
+    dest: { oci: string } | { dir: string },
+    signal: AbortSignal,
+  ): Promise<void> {
+    const target = 'oci' in dest ? `oci:${dest.oci}:image` : `dir:${dest.dir}`;
+    await this.run(['push', '--quiet', '--disable-compression', tag, target], () => {}, signal);
   }
 
   async removeImage(tag: string): Promise<void> {

@@ -9,6 +9,7 @@ import type { BuildImageStore, BuildRecords, BuildTarget } from './build-records
 import { registerBuildRoutes } from './builds.routes.js';
 import { BuildsService } from './builds.service.js';
 import { ImageGc } from './image-gc.js';
+import { LayerExport } from './layer-export.js';
 import { uploadRoute } from './upload-route.js';
 import { UploadTickets } from './upload-tickets.js';
 
@@ -20,6 +21,8 @@ export interface BuildsPlaneDeps {
   images: BuildImageStore;
   /** Removes an image from the engine's store (the GC). */
   removeImage(engineRef: string): void;
+  /** Removes the engine store's layers no image names any more (the GC, after each pass). */
+  pruneLayers(): number;
   changes: ChangeFeed;
   authenticator: Authenticator;
   workspaces: WorkspaceResolver;
@@ -54,6 +57,7 @@ export function buildsPlane(d: BuildsPlaneDeps) {
     ledgerFile: join(dir, 'built-images.json'),
     tagExists: (e) => d.records.tagExists(e.workspace, e.imageType, e.name, e.tag),
     removeImage: (ref) => d.removeImage(ref),
+    pruneLayers: () => d.pruneLayers(),
     log: (msg, extra) => d.logger.info(extra, msg),
   });
   gc.start(d.limits.gcIntervalMs);
@@ -62,6 +66,7 @@ export function buildsPlane(d: BuildsPlaneDeps) {
     records: d.records,
     images: d.images,
     builder,
+    layerExport: new LayerExport(join(dir, 'layer-cache')),
     tickets: new UploadTickets(d.secretKey, d.limits.urlTtlMs),
     workDir: join(dir, 'work'),
     limits: {

@@ -10,6 +10,7 @@ import { buildArgs, parseEnvFile } from './build-inputs.js';
 import type { BuildImageStore, BuildRecords, BuildTarget } from './build-records.js';
 import { detect } from './dockerfile-detect.js';
 import type { BuiltEntry } from './image-gc.js';
+import { LayerExport } from './layer-export.js';
 import { extractSource, SourceArchiveError, type SourceLimits } from './source-archive.js';
 import type { UploadTickets } from './upload-tickets.js';
 import { WorkspaceQueue } from './workspace-queue.js';
@@ -25,6 +26,8 @@ export interface BuildsDeps {
   records: BuildRecords;
   images: BuildImageStore;
   builder: Buildah;
+  /** The exported-layer cache between the builder and the engine's store. */
+  layerExport: LayerExport;
   tickets: UploadTickets;
   /** Scratch space for uploads and contexts (TARMAC_HOME/builds/work). */
   workDir: string;
@@ -48,6 +51,7 @@ interface Build {
 
 export const UPLOAD_PATH = '/v0/builds/uploads/';
 const FAIL_LINES = 15;
+const EXPORT_CACHE_TTL_MS = 24 * 3600_000;
 
 export class BuildsService {
   private readonly builds = new Map<string, Build>();
@@ -157,6 +161,7 @@ export class BuildsService {
     const { log } = build;
     const signal = build.abort.signal;
     const src = join(dir, 'src');
+    let localTag = '';
     try {
       if (signal.aborted) throw new BuildFailure('build cancelled');
       log.add(`Build ${build.id} of ${build.target.imageType}/${build.target.name} started`);
@@ -164,7 +169,7 @@ export class BuildsService {
       const dockerfile = this.dockerfileFor(src, dir, log);
       const secrets = this.secretsOf(src, dir, log);
       const tag = `b${Date.now().toString(36)}${build.id.slice(0, 4)}`;
-      const localTag = `localhost/tarmac-build/${build.id}:${tag}`;
+      localTag = `localhost/tarmac-build/${build.id}:${tag}`;
       const t0 = Date.now();
       await this.d.builder.build({
         contextDir: src,
@@ -177,23 +182,40 @@ export class BuildsService {
       });
       const t1 = Date.now();
       log.add(`Image built in ${((t1 - t0) / 1000).toFixed(1)} s; storing it`);
-      const archive = join(dir, 'image.oci.tar');
-      await this.d.builder.exportArchive(localTag, archive, signal);
-      await this.d.builder.removeImage(localTag); // the layer cache stays (intermediate images)
+      // Only layers not exported before are exported; only those the engine lacks are read.
+      const layout = join(dir, 'image.oci');
+      const diffIds = await this.d.builder.diffIds(localTag, signal);
+      const missing = this.d.layerExport.prepare(layout, diffIds);
+      if (diffIds[0] !== undefined && missing.includes(diffIds[0])) {
+        await this.d.builder.exportImage(localTag, { dir: `${layout}.dir` }, signal);
+        LayerExport.layoutFromDir(`${layout}.dir`, layout);
+      } else await this.d.builder.exportImage(localTag, { oci: layout }, signal);
+      this.d.layerExport.finish(layout, diffIds);
+      const reused = diffIds.length - missing.length;
+      const exported = missing.length;
+      const t2 = Date.now();
       const ref = `${build.target.imageType}/${build.target.name}:${tag}`;
-      const info = await this.d.images.importImage(
-        archive,
-        await this.d.images.importTarget(build.workspace, ref),
-      );
+      const engineRef = await this.d.images.importTarget(build.workspace, ref);
+      const info = await this.d.images.importImage(layout, engineRef);
       if (signal.aborted) throw new BuildFailure('build cancelled');
       await this.d.records.built(build.workspace, build.actor, build.target, {
         ref,
         tag,
         sizeBytes: info.sizeBytes,
       });
+      this.d.onStored?.({
+        engineRef,
+        workspace: build.workspace,
+        imageType: build.target.imageType,
+        name: build.target.name,
+        tag,
+      });
       build.state = 'BUILT';
-      const secs = (Date.now() - t1) / 1000;
-      log.add(`Built ${ref} (${info.sizeBytes} bytes; stored in ${secs.toFixed(1)} s)`);
+      const secs = (ms: number) => (ms / 1000).toFixed(1);
+      log.add(
+        `Built ${ref} (${info.sizeBytes} bytes): ${exported} layer(s) exported, ${reused} reused, ` +
+          `in ${secs(t2 - t1)} s; stored in ${secs(Date.now() - t2)} s`,
+      );
     } catch (err) {
       const reason = err instanceof BuildFailure ? err.message : `internal error: ${(err as Error).message}`;
       if (!(err instanceof BuildFailure))
@@ -203,6 +225,10 @@ export class BuildsService {
     } finally {
       log.end();
       rmSync(dir, { recursive: true, force: true });
+      // After the log ends (the CLI waits for it): the builder's layer cache stays (intermediate
+      // images); exported layers no build used for a day leave the export cache.
+      if (localTag) await this.d.builder.removeImage(localTag);
+      this.d.layerExport.prune(EXPORT_CACHE_TTL_MS, Date.now());
     }
   }
 

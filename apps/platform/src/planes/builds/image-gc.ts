@@ -22,6 +22,8 @@ export interface GcDeps {
   /** Whether the image record still lists the tag. */
   tagExists(e: BuiltEntry): Promise<boolean>;
   removeImage(engineRef: string): void;
+  /** Removes the engine store's layers no image names any more; how many (after each pass). */
+  pruneLayers?: () => number;
   log: (msg: string, extra: Record<string, unknown>) => void;
 }
 
@@ -60,6 +62,10 @@ export class ImageGc {
     }
     // Re-read: entries recorded while this pass ran stay.
     if (removed.size > 0) this.write(this.read().filter((e) => !removed.has(e.engineRef)));
+    // Layers are shared between images (packages/engine images/layer-store.ts): the ones no
+    // image names any more (these, or any other image removed since) go now.
+    const layers = this.d.pruneLayers?.() ?? 0;
+    if (layers > 0) this.d.log('image layers garbage-collected', { layers });
     return removed.size;
   }
 
