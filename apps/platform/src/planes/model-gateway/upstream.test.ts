@@ -52,7 +52,7 @@ describe('Upstream', () => {
     sleeps.length = 0;
     const u = upstream();
     const res = await u.send(req(), new AbortController().signal);
-    res.resume();
+    await res.body.dump();
     expect(res.statusCode).toBe(200);
     expect(seen).toBe(3);
     expect(sleeps[0]).toBe(250);
@@ -64,12 +64,12 @@ describe('Upstream', () => {
     seen = 0;
     const u = upstream();
     const last = await u.send(req(), new AbortController().signal);
-    last.resume();
+    await last.body.dump();
     expect([last.statusCode, seen]).toEqual([500, 3]);
     script = [{ status: 429, retryAfter: '60' }];
     seen = 0;
     const now = await u.send(req(), new AbortController().signal);
-    now.resume();
+    await now.body.dump();
     expect([now.statusCode, seen]).toEqual([429, 1]);
     u.close();
   });
