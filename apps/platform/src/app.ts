@@ -68,6 +68,8 @@ export interface PlatformDeps {
   prices?: PriceTable;
   /** Model `runtime.type`s the model gateway serves: their records are DEPLOYED (issue 18). */
   servedModelTypes?: ReadonlySet<string>;
+  /** Days the model gateway's call records are kept (GET /v0/models/{name}/usage reports it). */
+  modelCallRetentionDays?: number;
   /** Routes of planes compose.ts builds outside the app (the jobs plane's executions). */
   extraRoutes?: (app: ReturnType<typeof createManagementApp>, deps: RouteDeps) => void;
   /** Routes and middleware of planes wired by compose.ts (builds: `?upload=true`), mounted first. */
@@ -173,6 +175,9 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
       // The run plane shares the management listener for now (ARCHITECTURE.md "Addresses").
       runUrl: deps.apiUrl,
       ...(deps.servedModelTypes ? { servedModelTypes: deps.servedModelTypes } : {}),
+      ...(deps.modelCallRetentionDays !== undefined
+        ? { modelCallRetentionDays: deps.modelCallRetentionDays }
+        : {}),
     }),
   );
   deps.extraRoutes?.(app, routeDeps);
