@@ -583,8 +583,10 @@ describe('model gateway through the built platform', () => {
       completionTokens: USAGE.openai.completion,
       totalTokens: USAGE.openai.prompt + USAGE.openai.completion,
     });
-    expect(oldest.latencyMs).toBeGreaterThan(0);
-    expect(oldest.latencyMs).toBeLessThan(wallMs); // the gateway's share of what the client waited
+    // Milliseconds, the gateway's share of what the client waited (it stops its clock just after
+    // the answer's last byte, so a busy machine may let the client see the end a little earlier).
+    expect(oldest.latencyMs).toBeGreaterThan(0.05);
+    expect(oldest.latencyMs).toBeLessThan(wallMs + 250);
     expect(Date.parse(oldest.at)).toBeLessThanOrEqual(Date.parse(newest.at));
 
     // Another workspace: its members (the admin is one) find no such model there; the service

@@ -10,7 +10,6 @@
  * idleness, and cancellation when the caller goes away.
  */
 import { EventEmitter } from 'node:events';
-import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import { Pool } from 'undici';
 import {
@@ -19,6 +18,9 @@ import {
   type Lookup,
 } from '../../framework/destinations/destination-guard.js';
 import { GatewayError } from './gateway-error.js';
+import { dispatch, type UpstreamResponse } from './upstream-response.js';
+
+export type { UpstreamResponse } from './upstream-response.js';
 
 export interface UpstreamOptions {
   guard: DestinationGuard;
@@ -41,16 +43,6 @@ export interface UpstreamRequest {
   method: string;
   headers: Record<string, string>;
   body?: Buffer | string;
-}
-
-/** A provider's answer: status, headers and the body, which the caller must read or dump. */
-export interface UpstreamResponse {
-  statusCode: number;
-  headers: IncomingHttpHeaders;
-  body: AsyncIterable<Buffer> & {
-    text(): Promise<string>;
-    dump(): Promise<void>;
-  };
 }
 
 /**
@@ -120,13 +112,16 @@ export class Upstream {
         throw refused(r.url);
     }
     try {
-      return await this.pool(r.url).request({
-        path: `${r.url.pathname}${r.url.search}`,
-        method: r.method as 'POST',
-        headers: r.headers,
-        body: r.body ?? null,
+      return await dispatch(
+        this.pool(r.url),
+        {
+          path: `${r.url.pathname}${r.url.search}`,
+          method: r.method as 'POST',
+          headers: r.headers,
+          body: r.body ?? null,
+        },
         signal,
-      });
+      );
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EBLOCKED') throw refused(r.url);
