@@ -55,6 +55,8 @@ class LeanHandler implements Dispatcher.DispatchHandlers, UpstreamResponse {
   private done = false;
   private failed: Error | undefined;
   private discard = false;
+  /** `text()` reads the whole body: no pausing (the reader takes everything at the end). */
+  private whole = false;
   /** Wakes the reader waiting for a chunk, the end or an error. */
   private wake: (() => void) | undefined;
   private settled = false;
@@ -103,7 +105,7 @@ class LeanHandler implements Dispatcher.DispatchHandlers, UpstreamResponse {
     this.queue.push(chunk);
     this.queued += chunk.length;
     this.wakeReader();
-    if (this.queued >= HIGH_WATER) this.paused = true;
+    if (this.queued >= HIGH_WATER && !this.whole) this.paused = true;
     return !this.paused;
   }
 
@@ -144,6 +146,12 @@ class LeanHandler implements Dispatcher.DispatchHandlers, UpstreamResponse {
     return chunk;
   }
 
+  private unpause(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.resumeSocket?.();
+  }
+
   private async *chunks(): AsyncGenerator<Buffer> {
     for (;;) {
       if (this.queue.length > 0) yield this.take();
@@ -154,6 +162,8 @@ class LeanHandler implements Dispatcher.DispatchHandlers, UpstreamResponse {
   }
 
   private async text(): Promise<string> {
+    this.whole = true;
+    this.unpause();
     while (!this.done && !this.failed) await this.waitForMore();
     if (this.failed) throw this.failed;
     const body = this.queue.length === 1 ? this.queue[0]! : Buffer.concat(this.queue);
@@ -167,10 +177,7 @@ class LeanHandler implements Dispatcher.DispatchHandlers, UpstreamResponse {
     this.discard = true;
     this.queue.length = 0;
     this.queued = 0;
-    if (this.paused) {
-      this.paused = false;
-      this.resumeSocket?.();
-    }
+    this.unpause();
     while (!this.done && !this.failed) await this.waitForMore();
   }
 }

@@ -107,7 +107,7 @@ describe('Upstream', () => {
     u.close();
   });
 
-  it('streams a large body in order through backpressure; dump drains it; cancelling mid-body ends the read', async () => {
+  it('streams a large body in order through backpressure; text reads it whole; dump drains it; cancelling ends the read', async () => {
     const u = upstream({ retries: 0 });
     script = [{ status: 200, big: 64 }]; // 4 MiB: far past the reader's high-water mark
     const res = await u.send(req(), new AbortController().signal);
@@ -122,6 +122,8 @@ describe('Upstream', () => {
     }
     expect([bytes, inOrder]).toEqual([64 * 65_536, true]);
 
+    script = [{ status: 200, big: 64 }];
+    expect((await (await u.send(req(), new AbortController().signal)).body.text()).length).toBe(64 * 65_536);
     script = [{ status: 200, big: 16 }];
     await (await u.send(req(), new AbortController().signal)).body.dump();
     script = [{ status: 200 }];
