@@ -2,10 +2,10 @@
  * The model gateway's per-call log (issue 18 "Usage tracking": every call's tokens, latency, status,
  * model and caller, queryable — `GET /v0/models/{model}/usage`, catalogue/models/model-usage.ts).
  * The gateway's usage recorder hands each batch here after the billing samples
- * (model-usage.ts), so nothing is written on the request path. Writes go in small statements, and
- * retention pruning in small deletes at most once a minute, each yielding to the event loop: with
- * SQLite (synchronous under the async API) one big insert or delete would stall every request
- * being answered meanwhile.
+ * (model-usage.ts), so nothing is written on the request path; the store keeps a batch as one row
+ * per model (store migration 020). Retention pruning runs from the batch write at most once a
+ * minute, in small deletes that each yield to the event loop: with SQLite (synchronous under the
+ * async API) one big delete would stall every request being answered meanwhile.
  */
 import type { ModelCallRow, Store } from '@tarmac/store';
 import type { MeteredModelCall } from './model-usage.js';
@@ -22,8 +22,6 @@ export interface ModelCallLogOptions {
   /** Calls older than this are deleted. */
   retentionMs: number;
   now?: () => number;
-  /** Rows per insert statement. */
-  chunk?: number;
   /** How often old calls are pruned. */
   pruneEveryMs?: number;
 }
@@ -51,7 +49,6 @@ export function modelCallRows(calls: readonly LoggedModelCall[]): ModelCallRow[]
 
 export function modelCallLog(store: Pick<Store, 'modelCalls'>, o: ModelCallLogOptions) {
   const now = o.now ?? Date.now;
-  const chunk = o.chunk ?? 100;
   const pruneEveryMs = o.pruneEveryMs ?? 60_000;
   let prunedAt = 0;
   const log = {
@@ -59,8 +56,7 @@ export function modelCallLog(store: Pick<Store, 'modelCalls'>, o: ModelCallLogOp
 
     /** Writes the calls (a call already written is ignored: a retried batch counts once). */
     async record(calls: readonly LoggedModelCall[]): Promise<void> {
-      const rows = modelCallRows(calls);
-      for (let i = 0; i < rows.length; i += chunk) await store.modelCalls.record(rows.slice(i, i + chunk));
+      await store.modelCalls.record(modelCallRows(calls));
       if (now() - prunedAt >= pruneEveryMs) {
         prunedAt = now();
         await log.prune();
@@ -69,7 +65,7 @@ export function modelCallLog(store: Pick<Store, 'modelCalls'>, o: ModelCallLogOp
 
     /** Deletes the calls past retention; resolves with how many went. */
     async prune(): Promise<number> {
-      return store.modelCalls.prune(new Date(now() - o.retentionMs).toISOString(), 1000);
+      return store.modelCalls.prune(new Date(now() - o.retentionMs).toISOString());
     },
   };
   return log;
