@@ -7,7 +7,8 @@
 //  - requests/s with 64 concurrent clients, and gateway/direct as a ratio;
 //  - CPU time per request of each process during the throughput rounds: this process (the load
 //    generator and the fake provider share it, in both the direct and the gateway rounds) and the
-//    platform (its own process). The direct rounds keep one core busy; the gateway rounds add the
+//    platform (its own process: startPlatform spawns the built binary, so the gateway never shares
+//    an event loop with the load it is measured under). The direct rounds keep one core busy; the gateway rounds add the
 //    platform's work, so on a 2-core machine the ratio is bounded by client+provider CPU ÷ the
 //    platform's CPU per request (and by whatever else runs on the machine).
 // Goal: < 0.5 ms p50 added, < 2 ms p99 added, ≥ 0.8× the direct throughput.
