@@ -4,11 +4,18 @@
 // Reported in one run, rounds interleaved (direct, gateway, direct, …) so machine load hits both:
 //  - non-streaming latency p50/p99 and the added ms;
 //  - streaming time to first token (first content chunk) p50/p99 and the added ms;
-//  - requests/s with 64 concurrent clients, and gateway/direct as a ratio.
+//  - requests/s with 64 concurrent clients, and gateway/direct as a ratio;
+//  - CPU time per request of each process during the throughput rounds: this process (the load
+//    generator and the fake provider share it, in both the direct and the gateway rounds) and the
+//    platform (its own process: startPlatform spawns the built binary, so the gateway never shares
+//    an event loop with the load it is measured under). The direct rounds keep one core busy; the gateway rounds add the
+//    platform's work, so on a 2-core machine the ratio is bounded by client+provider CPU ÷ the
+//    platform's CPU per request (and by whatever else runs on the machine).
 // Goal: < 0.5 ms p50 added, < 2 ms p99 added, ≥ 0.8× the direct throughput.
 //
 //   npm run build && node --import tsx bench/model-gateway.ts
 //   ITERATIONS=2000 ROUNDS=5 SECONDS=5 node --import tsx bench/model-gateway.ts
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { removeHome, startPlatform } from '../tests/e2e/support/platform.js';
@@ -19,6 +26,7 @@ const ITERATIONS = Number(process.env.ITERATIONS ?? 1000);
 const SECONDS = Number(process.env.SECONDS ?? 4);
 const CONCURRENCY = 64;
 
+const loadAtStart = loadavg()[0]!.toFixed(2);
 const fake = await startFakeProviders({ record: false });
 const platform = await startPlatform({
   env: { TARMAC_MODEL_UPSTREAM_ALLOW: '127.0.0.1/32' },
@@ -102,8 +110,27 @@ async function latencies(target: Target, stream: boolean): Promise<number[]> {
   return out;
 }
 
+/** CPU ms used so far by this process and by the platform's (utime + stime from /proc, 100 Hz ticks). */
+function cpuMs(): { self: number; platform: number } {
+  const u = process.cpuUsage();
+  let platformMs = NaN;
+  try {
+    // Fields after the command's closing parenthesis: state is 3rd, utime 14th, stime 15th.
+    const rest = readFileSync(`/proc/${platform.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    platformMs = (Number(rest[11]) + Number(rest[12])) * 10;
+  } catch {
+    // not Linux: reported as NaN
+  }
+  return { self: (u.user + u.system) / 1000, platform: platformMs };
+}
+const cpu = {
+  direct: { self: 0, platform: 0, requests: 0 },
+  gateway: { self: 0, platform: 0, requests: 0 },
+};
+
 async function throughput(target: Target): Promise<number> {
   let done = 0;
+  const before = cpuMs();
   const until = performance.now() + SECONDS * 1000;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
@@ -113,6 +140,10 @@ async function throughput(target: Target): Promise<number> {
       }
     }),
   );
+  const after = cpuMs();
+  cpu[target].self += after.self - before.self;
+  cpu[target].platform += after.platform - before.platform;
+  cpu[target].requests += done;
   return done / SECONDS;
 }
 
@@ -141,7 +172,7 @@ const row = (name: string, kind: 'plain' | 'stream') => {
 };
 const med = (xs: number[]) => pct(xs, 0.5);
 console.log(
-  `model gateway overhead — ${ROUNDS} rounds × ${ITERATIONS} calls each, ${cpus().length} cores, load ${loadavg()
+  `model gateway overhead — ${ROUNDS} rounds × ${ITERATIONS} calls each, ${cpus().length} cores, load at start ${loadAtStart}, at end ${loadavg()
     .map((l) => l.toFixed(2))
     .join(' ')}`,
 );
@@ -151,6 +182,12 @@ console.log(
   `requests/s @${CONCURRENCY}          direct ${med(rps.direct).toFixed(0)}  gateway ${med(rps.gateway).toFixed(0)}  ratio ${(med(rps.gateway) / med(rps.direct)).toFixed(2)}x  (per round: direct ${rps.direct.map((x) => x.toFixed(0)).join(',')}; gateway ${rps.gateway.map((x) => x.toFixed(0)).join(',')})`,
 );
 
+const perRequest = (t: Target) => {
+  const c = cpu[t];
+  const us = (x: number) => `${((x / c.requests) * 1000).toFixed(0)} µs`;
+  return `${t} client+provider ${us(c.self)}, platform ${us(c.platform)}`;
+};
+console.log(`CPU per request @${CONCURRENCY}         ${perRequest('direct')};  ${perRequest('gateway')}`);
 console.log(`provider connections accepted: ${fake.connections()} (keep-alive: few)`);
 agent.destroy();
 await platform.stop();

@@ -70,6 +70,8 @@ export interface PlatformDeps {
   servedModelTypes?: ReadonlySet<string>;
   /** Before a job record goes: its executions cancelled and their containers gone (jobs plane). */
   beforeJobDelete?: (workspace: string, job: string) => Promise<void>;
+  /** Days the model gateway's call records are kept (GET /v0/models/{name}/usage reports it). */
+  modelCallRetentionDays?: number;
   /** Routes of planes compose.ts builds outside the app (the jobs plane's executions). */
   extraRoutes?: (app: ReturnType<typeof createManagementApp>, deps: RouteDeps) => void;
   /** Routes and middleware of planes wired by compose.ts (builds: `?upload=true`), mounted first. */
@@ -176,6 +178,9 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
       runUrl: deps.apiUrl,
       ...(deps.servedModelTypes ? { servedModelTypes: deps.servedModelTypes } : {}),
       ...(deps.beforeJobDelete ? { beforeJobDelete: deps.beforeJobDelete } : {}),
+      ...(deps.modelCallRetentionDays !== undefined
+        ? { modelCallRetentionDays: deps.modelCallRetentionDays }
+        : {}),
     }),
   );
   deps.extraRoutes?.(app, routeDeps);

@@ -16,6 +16,7 @@ import type { SigningKey } from './planes/identity/auth/jwt.js';
 import { buildsPlane } from './planes/builds/builds-plane.js';
 import { CatalogueBuildRecords } from './planes/catalogue/build-records.js';
 import { createMeter } from './planes/metering/metering.js';
+import { modelCallLog } from './planes/metering/model-call-log.js';
 import { modelUsageHistory, modelUsageSink } from './planes/metering/model-usage.js';
 import { gatewayModelRecords } from './planes/catalogue/models/gateway-records.js';
 import {
@@ -238,6 +239,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       version: PLATFORM_VERSION,
       prices: config.metering.prices,
       servedModelTypes: SERVED_PROVIDER_TYPES,
+      modelCallRetentionDays: config.models.callRetentionDays,
       extraRoutes: (app, routeDeps) => jobs.register(app, routeDeps),
       beforeJobDelete: (workspace, job) => jobs.executions.cancelAll(workspace, job),
     },
@@ -250,13 +252,21 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     [...SHARED_PORTS].reverse(),
   );
 
-  // The model gateway (issue 18): the catalogue's model records in, usage out to metering.
+  // The model gateway (issue 18): the catalogue's model records in, usage out to metering (billing
+  // samples, then the per-call log behind GET /v0/models/{name}/usage; both idempotent per call).
+  const billedModelUsage = modelUsageSink(store);
+  const modelCalls = modelCallLog(store, { retentionMs: config.models.callRetentionDays * 86_400_000 });
   const modelGateway = createModelGatewayPlane({
     catalogue: gatewayModelRecords(store, shared.secrets),
     changes: shared.changeFeed,
     authenticator: shared.authenticator,
     workspaces: shared.workspaces,
-    usageSink: modelUsageSink(store),
+    usageSink: {
+      record: async (calls) => {
+        await billedModelUsage.record(calls);
+        await modelCalls.record(calls);
+      },
+    },
     usageHistory: modelUsageHistory(store),
     upstream: config.models,
     selfPort: r.boundPort,

@@ -104,6 +104,17 @@ describe('resolveConfig: TARMAC_ORPHAN_GRACE_SECONDS', () => {
   });
 });
 
+// Issue 18: how long the model gateway's per-call records (GET /v0/models/{name}/usage) are kept.
+describe('resolveConfig: TARMAC_MODEL_CALL_RETENTION_DAYS', () => {
+  const at = (env: Record<string, string>) => resolveConfig({ flags: {}, env, homedir: '/home/ada' });
+  it('defaults to 30 days, reads whole days from 1, names the variable on garbage', () => {
+    expect(at({}).models.callRetentionDays).toBe(30);
+    expect(at({ TARMAC_MODEL_CALL_RETENTION_DAYS: '7' }).models.callRetentionDays).toBe(7);
+    expect(() => at({ TARMAC_MODEL_CALL_RETENTION_DAYS: '0' })).toThrow(/TARMAC_MODEL_CALL_RETENTION_DAYS/);
+    expect(() => at({ TARMAC_MODEL_CALL_RETENTION_DAYS: '1.5' })).toThrow(ConfigError);
+  });
+});
+
 describe('resolveConfig: sandbox limits (issue 19 items 5 and 13)', () => {
   const at = (env: Record<string, string>) => resolveConfig({ flags: {}, env, homedir: '/home/ada' });
   it('leaves the engine its defaults when nothing is set', () => {

@@ -120,6 +120,8 @@ export const platformEnvSchema = z.object({
   TARMAC_MODEL_RETRIES: optional,
   /** Longest Retry-After honoured by a retry, seconds (10); a longer one is surfaced at once. */
   TARMAC_MODEL_MAX_RETRY_DELAY_SECONDS: optional,
+  /** Days each gateway call's record (GET /v0/models/{name}/usage) is kept, 1 to 100000 (30). */
+  TARMAC_MODEL_CALL_RETENTION_DAYS: optional,
   // Jobs (planes/jobs/ARCHITECTURE.md).
   /** Task containers running at once per workspace; more wait (execution `queued`) (16). */
   TARMAC_JOBS_WORKSPACE_CAPACITY: optional,
@@ -197,6 +199,8 @@ export interface ModelGatewayConfig {
   timeoutMs: number;
   retries: number;
   maxRetryDelayMs: number;
+  /** Days a call record is kept. */
+  callRetentionDays: number;
 }
 
 export interface ConfigSources {
@@ -281,6 +285,12 @@ export function resolveConfig({ flags, env, homedir }: ConfigSources): PlatformC
           min: 0,
           integer: false,
         }).v ?? 10) * 1000,
+      callRetentionDays: boundedWholeNumber(
+        e.TARMAC_MODEL_CALL_RETENTION_DAYS,
+        'TARMAC_MODEL_CALL_RETENTION_DAYS',
+        30,
+        1,
+      ),
     },
     builds: buildConfig(e),
   };

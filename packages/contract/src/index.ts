@@ -25,6 +25,7 @@ export * from './resources/crud-routes.js';
 export * from './resources/agent.js';
 export * from './resources/function.js';
 export * from './resources/model.js';
+export * from './resources/model-usage.js';
 export * from './resources/job.js';
 export * from './resources/application.js';
 export * from './resources/image.js';

@@ -38,3 +38,4 @@ export {
   type RollupGrain,
   type UsageKeyColumn,
 } from './repositories/metering-tables.js';
+export type { ModelCallQuery, ModelCallRow, ModelCallsRepository } from './repositories/model-calls.js';

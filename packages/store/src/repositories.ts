@@ -4,6 +4,7 @@ import { apiKeysRepository } from './repositories/api-keys.js';
 import { invitationsRepository } from './repositories/invitations.js';
 import { membershipsRepository } from './repositories/memberships.js';
 import { meteringRepository } from './repositories/metering.js';
+import { modelCallsRepository } from './repositories/model-calls.js';
 import { principalsRepository } from './repositories/principals.js';
 import { refreshTokensRepository } from './repositories/refresh-tokens.js';
 import { resourcesRepository } from './repositories/resources.js';
@@ -22,6 +23,7 @@ export function repositories(db: Kysely<Database>) {
     invitations: invitationsRepository(db),
     resources: resourcesRepository(db),
     metering: meteringRepository(db),
+    modelCalls: modelCallsRepository(db),
   };
 }
 

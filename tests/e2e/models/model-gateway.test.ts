@@ -533,6 +533,75 @@ describe('model gateway through the built platform', () => {
     );
   });
 
+  it('records every call (status, latency, caller, tokens) queryable per model; other workspaces see none', async () => {
+    // A caller of its own: a service account of the workspace with an API key.
+    const sa = await call('POST', `/v0/service_accounts?workspace=${ws}`, { name: 'usage-caller' });
+    expect(sa.status, JSON.stringify(sa.body)).toBe(200);
+    const key = await call('POST', `/v0/service_accounts/${sa.body.client_id}/api_keys?workspace=${ws}`, {
+      name: 'usage',
+    });
+    expect(key.status, JSON.stringify(key.body)).toBe(200);
+    const model = await call('PUT', `/v0/models/e2e-usagelog?workspace=${ws}`, {
+      metadata: { name: 'e2e-usagelog' },
+      spec: { runtime: { type: 'openai', model: 'gpt-usage' }, integrationConnections: ['e2e-openai-conn'] },
+    });
+    expect(model.status, JSON.stringify(model.body)).toBe(200);
+
+    const started = performance.now();
+    const ok = await client('e2e-usagelog', key.body.apiKey).chat.completions.create({
+      model: 'x',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    const wallMs = performance.now() - started;
+    expect(ok.usage?.total_tokens).toBe(USAGE.openai.prompt + USAGE.openai.completion);
+    fake.failNext(1, 503, '120'); // surfaced at once (beyond the retry bound)
+    const failed = await client('e2e-usagelog', key.body.apiKey)
+      .chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
+    expect((failed as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+
+    // Written in batches about a second after the calls: poll (bounded).
+    let usage: Json = {};
+    for (let i = 0; i < 40 && (usage.data?.length ?? 0) < 2; i++) {
+      await sleep(250);
+      usage = (await call('GET', `/v0/models/e2e-usagelog/usage?workspace=${ws}`)).body;
+    }
+    expect(usage.data).toHaveLength(2);
+    const newest = usage.data[0] as Json;
+    const oldest = usage.data[1] as Json;
+    expect(newest).toMatchObject({
+      status: 503,
+      caller: key.body.sub,
+      provider: 'openai',
+      totalTokens: null,
+    });
+    expect(oldest).toMatchObject({
+      status: 200,
+      caller: key.body.sub,
+      provider: 'openai',
+      promptTokens: USAGE.openai.prompt,
+      completionTokens: USAGE.openai.completion,
+      totalTokens: USAGE.openai.prompt + USAGE.openai.completion,
+    });
+    // Milliseconds, the gateway's share of what the client waited (it stops its clock just after
+    // the answer's last byte, so a busy machine may let the client see the end a little earlier).
+    expect(oldest.latencyMs).toBeGreaterThan(0.05);
+    expect(oldest.latencyMs).toBeLessThan(wallMs + 250);
+    expect(Date.parse(oldest.at)).toBeLessThanOrEqual(Date.parse(newest.at));
+
+    // Another workspace: its members (the admin is one) find no such model there; the service
+    // account, a member of this workspace only, is refused that workspace outright.
+    expect((await call('POST', '/v0/workspaces', { name: 'usage-other' })).status).toBe(200);
+    const elsewhere = await call('GET', '/v0/models/e2e-usagelog/usage?workspace=usage-other');
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.body.data).toBeUndefined();
+    const outsider = await fetch(`${p.url}/v0/models/e2e-usagelog/usage?workspace=usage-other`, {
+      headers: { authorization: `Bearer ${key.body.apiKey}` },
+    });
+    expect([403, 404]).toContain(outsider.status);
+    expect(((await outsider.json()) as Json).data).toBeUndefined();
+  }, 30_000);
+
   it('a restart keeps the maxToken count: the usage of the period is read back from metering', async () => {
     const home = p.home;
     expect(await p.stop()).toBe(0); // graceful: the queued usage is written first

@@ -17,6 +17,8 @@ export interface Credentials {
 export interface RunningPlatform {
   url: string;
   port: number;
+  /** The platform process's id (benches read its CPU time from /proc). */
+  pid: number;
   home: string;
   credentials: Credentials;
   /** Everything the process wrote to stderr and stdout so far. */
@@ -110,6 +112,7 @@ export async function startPlatform(options: StartOptions = {}): Promise<Running
   return {
     url,
     port,
+    pid: child.pid ?? 0,
     home,
     credentials,
     output: () => output,

@@ -93,8 +93,13 @@ export class AccessCache {
 
   private used(key: string, token: string, workspace: string | undefined): void {
     if (!this.refresh) return;
+    const now = this.now();
+    const seen = this.recent.get(key);
+    // Moved to the back at most every quarter TTL: a delete and re-insert per request was ~8 % of
+    // the model gateway's CPU at 64 clients, and the order only picks whom to stop refreshing.
+    if (seen && now - seen.usedAt < this.ttlMs / 4) return;
     this.recent.delete(key);
-    this.recent.set(key, { token, workspace, usedAt: this.now() });
+    this.recent.set(key, { token, workspace, usedAt: now });
     if (this.recent.size > this.refresh.maxRefreshed) {
       const oldest = this.recent.keys().next().value;
       if (oldest !== undefined) this.recent.delete(oldest);

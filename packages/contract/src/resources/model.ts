@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { deploymentStatusSchema, envelopeInputSchema, envelopeSchema } from './envelope.js';
 import { resourceListQuerySchema } from './resource-query.js';
 import { crudRoutes, revisionsRoute } from './crud-routes.js';
+import { modelUsageRoute } from './model-usage.js';
 import { referenceListSchema, revisionMetadataSchema } from './workload-common.js';
 
 /** Model gateway endpoints (spec "Model gateway endpoint"; reference §1.3, §2.2). */
@@ -69,4 +70,5 @@ export const modelRoutes = {
     upsert: true,
   }),
   revisions: revisionsRoute({ ...base, response: revisionMetadataSchema }),
+  usage: modelUsageRoute,
 };

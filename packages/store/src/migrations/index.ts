@@ -4,6 +4,7 @@ import * as resources from './002-resources.js';
 import * as resourceCounts from './003-resource-counts.js';
 import * as resourcesByStatus from './004-resources-by-status.js';
 import * as metering from './010-metering.js';
+import * as modelCalls from './020-model-calls.js';
 
 /**
  * Every migration, in order. Static imports (no directory scan) so the bundle and both dialects see
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '003-resource-counts': resourceCounts,
   '004-resources-by-status': resourcesByStatus,
   '010-metering': metering,
+  '020-model-calls': modelCalls,
 };
 
 export const migrationProvider: MigrationProvider = {

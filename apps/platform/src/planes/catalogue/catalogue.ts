@@ -13,10 +13,14 @@ import { registerImageRoutes } from './images/images.routes.js';
 import { ConnectionsService } from './integrations/connections.service.js';
 import { registerIntegrationRoutes } from './integrations/integrations.routes.js';
 import { jobServices, registerJobRoutes } from './jobs/jobs.routes.js';
+import { ModelUsageService } from './models/model-usage.js';
 import { modelService, registerModelRoutes } from './models/models.routes.js';
 import { PoliciesService } from './policies/policies.service.js';
 import { registerPolicyRoutes } from './policies/policies.routes.js';
 import { registerTemplateRoutes } from './templates/templates.routes.js';
+
+/** Days the model gateway's call records are kept unless TARMAC_MODEL_CALL_RETENTION_DAYS says. */
+export const DEFAULT_MODEL_CALL_RETENTION_DAYS = 30;
 
 /** Routes of the workload and supporting kinds (issue 3 part B), in OpenAPI order. */
 export const workloadCatalogueRoutes: readonly RouteSpec[] = workloadAndSupportRouteList;
@@ -28,13 +32,21 @@ export interface WorkloadCatalogueDeps extends CollectionDeps {
   servedModelTypes?: ReadonlySet<string>;
   /** Before a job record goes (the jobs plane cancels its executions; issue 17). */
   beforeJobDelete?: (workspace: string, job: string) => Promise<void>;
+  /** How long the model gateway's call records are kept (TARMAC_MODEL_CALL_RETENTION_DAYS; 30). */
+  modelCallRetentionDays?: number;
 }
 
 export function workloadCatalogueServices(deps: WorkloadCatalogueDeps) {
+  const models = modelService(deps, deps.runUrl, deps.servedModelTypes);
   return {
     agents: agentService(deps, deps.runUrl),
     functions: functionService(deps, deps.runUrl),
-    models: modelService(deps, deps.runUrl, deps.servedModelTypes),
+    models,
+    modelUsage: new ModelUsageService({
+      store: deps.store,
+      models,
+      retentionDays: deps.modelCallRetentionDays ?? DEFAULT_MODEL_CALL_RETENTION_DAYS,
+    }),
     jobs: jobServices(deps, deps.apiUrl, deps.beforeJobDelete),
     applications: new ApplicationsService(deps, deps.runUrl),
     images: new ImagesService(deps),
@@ -52,7 +64,7 @@ export function registerWorkloadCatalogueRoutes(
 ): void {
   registerAgentRoutes(app, routeDeps, s.agents);
   registerFunctionRoutes(app, routeDeps, s.functions);
-  registerModelRoutes(app, routeDeps, s.models);
+  registerModelRoutes(app, routeDeps, s.models, s.modelUsage);
   registerJobRoutes(app, routeDeps, s.jobs);
   registerApplicationRoutes(app, routeDeps, s.applications);
   registerImageRoutes(app, routeDeps, s.images);

@@ -15,7 +15,7 @@ import {
 } from './adapters/adapter.js';
 import { GatewayError } from './gateway-error.js';
 import { SseParser } from './sse.js';
-import type { Upstream } from './upstream.js';
+import type { CancelSignal, Upstream, UpstreamResponse } from './upstream.js';
 
 export interface Outcome {
   status: number;
@@ -37,6 +37,7 @@ const DROPPED = new Set([
   'te',
   'trailer',
   'upgrade',
+  'expect',
   'proxy-authorization',
   'proxy-connection',
   'accept-encoding',
@@ -57,7 +58,7 @@ export class Exchange {
     private readonly m: ResolvedModel,
     private readonly req: IncomingMessage,
     private readonly res: ServerResponse,
-    private readonly signal: AbortSignal,
+    private readonly signal: CancelSignal,
   ) {}
 
   async chat(raw: Buffer, id: string): Promise<Outcome> {
@@ -97,8 +98,8 @@ export class Exchange {
       for (const out of t.event(event, data)) pending += `data: ${out}\n\n`;
     });
     try {
-      for await (const chunk of up) {
-        parser.push(chunk as Buffer);
+      for await (const chunk of up.body) {
+        parser.push(chunk);
         if (pending) {
           this.res.write(pending);
           pending = '';
@@ -167,14 +168,14 @@ export class Exchange {
       },
       this.signal,
     );
-    const status = up.statusCode ?? 502;
+    const status = up.statusCode;
     const out: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(up.headers)) if (v !== undefined && !HOP.has(k)) out[k] = v;
     this.res.writeHead(status, out);
     const sniff = new UsageSniffer(String(up.headers['content-type'] ?? ''));
     try {
-      for await (const chunk of up) {
-        sniff.push(chunk as Buffer);
+      for await (const chunk of up.body) {
+        sniff.push(chunk);
         this.res.write(chunk);
       }
     } catch {
@@ -185,12 +186,12 @@ export class Exchange {
   }
 
   /** The upstream response when it succeeded; its error as an OpenAI-shaped one otherwise. */
-  private async send(r: Parameters<Upstream['send']>[0]): Promise<IncomingMessage> {
+  private async send(r: Parameters<Upstream['send']>[0]): Promise<UpstreamResponse> {
     const up = await this.upstream.send(
       { ...r, headers: { ...r.headers, accept: this.req.headers.accept ?? '*/*' } },
       this.signal,
     );
-    const status = up.statusCode ?? 502;
+    const status = up.statusCode;
     if (status < 400) return up;
     const text = await readText(up).catch(() => '');
     const message = this.m.adapter.errorMessage(text) ?? `HTTP ${status}`;
@@ -217,14 +218,12 @@ function parseObject(raw: Buffer): ChatBody {
   return v as ChatBody;
 }
 
-async function readText(res: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
+async function readText(res: UpstreamResponse): Promise<string> {
   try {
-    for await (const c of res) chunks.push(c as Buffer);
+    return await res.body.text();
   } catch {
     throw new GatewayError(502, 'the provider closed the connection before its answer was complete');
   }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { ChangeFeed } from '../../framework/change-feed.js';
 import { escapesBase } from './exchange.js';
 import type { GatewayError } from './gateway-error.js';
 import { modelAddress, operationOf } from './model-address.js';
+import { ModelResolver, type ModelCatalogue } from './model-resolver.js';
 import { SseParser } from './sse.js';
 import { periodOf, TokenBudgets } from './token-budget.js';
 import { UsageRecorder, type ModelCall } from './usage-recorder.js';
@@ -135,5 +137,55 @@ describe('UsageRecorder', () => {
     await r.flush();
     await r.close();
     expect(batches.flat()).toEqual(['r1', 'r2', 'r3']);
+  });
+});
+
+describe('model resolver', () => {
+  const record = (model: string) => ({
+    uuid: 'u',
+    accountId: 'a',
+    spec: { enabled: true, runtime: { type: 'openai', model } } as never,
+    connections: [],
+    policies: [],
+  });
+
+  it('re-reads a model in use after half its TTL in the background; a change notice meanwhile wins', async () => {
+    let now = 0;
+    let upstreamModel = 'v1';
+    let reads = 0;
+    let release: (() => void) | undefined;
+    const catalogue: ModelCatalogue = {
+      kinds: ['model'],
+      get: async () => {
+        reads++;
+        const seen = upstreamModel; // what the store held when the read started
+        if (release === undefined && reads > 2) await new Promise<void>((r) => (release = r));
+        return record(seen);
+      },
+    };
+    const feed = new ChangeFeed();
+    const models = new ModelResolver(catalogue, feed, 1000, () => now);
+    expect((await models.get('ws', 'm'))?.upstreamModel).toBe('v1');
+    now = 400; // young: the cached entry, no read
+    await models.get('ws', 'm');
+    expect(reads).toBe(1);
+    now = 600; // past half its life: answered from cache at once, read again behind it
+    upstreamModel = 'v2';
+    expect((await models.get('ws', 'm'))?.upstreamModel).toBe('v1');
+    await new Promise((r) => setImmediate(r));
+    expect(reads).toBe(2);
+    now = 1050; // the first entry (read at 0) would have expired: the refreshed one (600) serves
+    expect((await models.get('ws', 'm'))?.upstreamModel).toBe('v2');
+    expect(reads).toBe(2);
+
+    now = 1200; // refresh again, but hold the read; the record changes and its notice drops the entry
+    upstreamModel = 'stale';
+    await models.get('ws', 'm');
+    upstreamModel = 'v3';
+    feed.publish({ kind: 'model', workspace: 'ws', name: 'm' });
+    release?.();
+    await new Promise((r) => setImmediate(r));
+    expect((await models.get('ws', 'm'))?.upstreamModel).toBe('v3'); // read afresh: the held read is dropped
+    models.close();
   });
 });

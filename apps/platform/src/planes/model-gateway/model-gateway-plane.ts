@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import type { Authenticator, WorkspaceResolver } from '@tarmac/server-kit';
-import { AccessCache } from '../../framework/access-cache.js';
+import { AccessCache, ACCESS_CACHE_TTL_MS, ACCESS_REFRESH_WINDOW_MS } from '../../framework/access-cache.js';
 import type { ChangeFeed } from '../../framework/change-feed.js';
 import { DestinationGuard, type Lookup } from '../../framework/destinations/destination-guard.js';
 import { HostAddresses } from '../../framework/destinations/host-addresses.js';
@@ -81,7 +81,21 @@ export function createModelGatewayPlane(d: ModelGatewayPlaneDeps): ModelGatewayP
     timeoutMs: d.upstream.timeoutMs,
     ...(d.resolve ? { resolve: d.resolve } : {}),
   });
-  const access = new AccessCache(d.authenticator, d.workspaces, Date.now, undefined, undefined, d.changes);
+  // Entries in use are re-validated in the background (as the sandbox gateway's, issue 20 item 2):
+  // the once-a-second store read of an expired entry stays off the request path (p99).
+  const access = new AccessCache(
+    d.authenticator,
+    d.workspaces,
+    Date.now,
+    ACCESS_CACHE_TTL_MS,
+    10_000,
+    d.changes,
+    {
+      windowMs: ACCESS_REFRESH_WINDOW_MS,
+      maxRefreshed: 1024,
+    },
+  );
+  access.startRefresh();
   const models = new ModelResolver(d.catalogue, d.changes);
   const sink: UsageSink = {
     record: (calls) => {

@@ -15,7 +15,7 @@ import { modelAddress, operationOf, type ModelAddress } from './model-address.js
 import type { ModelResolver } from './model-resolver.js';
 import { Exchange } from './exchange.js';
 import type { TokenBudgets } from './token-budget.js';
-import type { Upstream } from './upstream.js';
+import { Cancellation, type Upstream } from './upstream.js';
 import type { UsageRecorder } from './usage-recorder.js';
 
 export interface ModelGatewayDeps {
@@ -42,9 +42,9 @@ export class ModelGateway {
 
   async handle(req: IncomingMessage, res: ServerResponse, addr: ModelAddress): Promise<void> {
     const started = performance.now();
-    const controller = new AbortController();
+    const cancel = new Cancellation();
     res.once('close', () => {
-      if (!res.writableFinished) controller.abort(); // client went away: cancel upstream (issue 18)
+      if (!res.writableFinished) cancel.cancel(); // client went away: cancel upstream (issue 18)
     });
     let caller = '';
     let model: ResolvedModel | undefined;
@@ -75,7 +75,7 @@ export class ModelGateway {
       }
       await this.d.budgets.check(model);
       const body = await readBody(req, this.d.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
-      const exchange = new Exchange(this.d.upstream, model, req, res, controller.signal);
+      const exchange = new Exchange(this.d.upstream, model, req, res, cancel);
       const out =
         op === 'chat'
           ? await exchange.chat(body, newId())
@@ -86,7 +86,7 @@ export class ModelGateway {
       usage = out.usage;
     } catch (err) {
       status = err instanceof GatewayError ? err.status : 500;
-      if (controller.signal.aborted) status = 499;
+      if (cancel.aborted) status = 499;
       sendError(res, err);
     } finally {
       if (model) this.account(model, caller, status, usage, started);

@@ -3,7 +3,9 @@
  * the record, its connection's key and base URL, its policies and its adapter. The catalogue
  * hands the records in (compose.ts); a change notice of a model, connection or policy drops the
  * cached entries of that workspace at once, and an entry lives at most `ttlMs` (the bound across
- * platform processes, which the in-process ChangeFeed does not reach).
+ * platform processes, which the in-process ChangeFeed does not reach). An entry used after half its
+ * life is read again in the background and replaced, so a model in steady use never waits for the
+ * store on its request path (p99), and the bound stays `ttlMs` from the last read.
  */
 import type { IntegrationConnectionSpec, ModelSpec, PolicySpec } from '@tarmac/contract';
 import type { ChangeFeed } from '../../framework/change-feed.js';
@@ -26,7 +28,10 @@ export interface ModelCatalogue {
 }
 
 export class ModelResolver {
-  private readonly cache = new Map<string, { at: number; value: Promise<ResolvedModel | undefined> }>();
+  private readonly cache = new Map<
+    string,
+    { at: number; value: Promise<ResolvedModel | undefined>; refreshing?: boolean }
+  >();
   private readonly off: Array<() => void> = [];
 
   constructor(
@@ -48,12 +53,35 @@ export class ModelResolver {
   get(workspace: string, name: string): Promise<ResolvedModel | undefined> {
     const key = `${workspace}\u0000${name}`;
     const hit = this.cache.get(key);
-    if (hit && this.now() - hit.at < this.ttlMs) return hit.value;
-    const value = this.catalogue.get(workspace, name).then((r) => r && resolve(workspace, name, r));
+    const now = this.now();
+    if (hit && now - hit.at < this.ttlMs) {
+      if (now - hit.at >= this.ttlMs / 2 && !hit.refreshing) this.refresh(key, workspace, name, hit);
+      return hit.value;
+    }
+    const value = this.read(workspace, name);
     if (this.cache.size >= 10_000) this.cache.clear();
-    this.cache.set(key, { at: this.now(), value });
+    this.cache.set(key, { at: now, value });
     value.catch(() => this.cache.delete(key)); // a failed read is not remembered
     return value;
+  }
+
+  private read(workspace: string, name: string): Promise<ResolvedModel | undefined> {
+    return this.catalogue.get(workspace, name).then((r) => r && resolve(workspace, name, r));
+  }
+
+  /** Reads the entry again off the request path; replaces it unless a change notice dropped it meanwhile. */
+  private refresh(key: string, workspace: string, name: string, hit: { refreshing?: boolean }): void {
+    hit.refreshing = true;
+    const at = this.now();
+    const value = this.read(workspace, name);
+    value.then(
+      () => {
+        if (this.cache.get(key) === hit) this.cache.set(key, { at, value });
+      },
+      () => {
+        hit.refreshing = false; // the old entry serves until it expires; the next use tries again
+      },
+    );
   }
 
   private forget(workspace: string): void {

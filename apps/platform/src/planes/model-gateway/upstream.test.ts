@@ -6,7 +6,7 @@ import { retryAfterMs, Upstream, type UpstreamOptions } from './upstream.js';
 
 let server: Server;
 let port = 0;
-let script: Array<{ status: number; retryAfter?: string; hang?: boolean }> = [];
+let script: Array<{ status: number; retryAfter?: string; hang?: boolean; big?: number }> = [];
 let seen = 0;
 let closedEarly = 0;
 
@@ -17,6 +17,17 @@ beforeAll(async () => {
     if (step.hang) {
       res.once('close', () => closedEarly++);
       return; // never answers
+    }
+    if (step.big) {
+      // `big` chunks of 64 KiB, each filled with its index: order and completeness are checkable.
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'set-cookie': ['a=1', 'b=2'] });
+      let i = 0;
+      const more = () => {
+        while (i < step.big!)
+          if (!res.write(Buffer.alloc(65_536, i++ % 251))) return void res.once('drain', more);
+        res.end();
+      };
+      return more();
     }
     if (step.retryAfter) res.setHeader('retry-after', step.retryAfter);
     res.statusCode = step.status;
@@ -52,7 +63,7 @@ describe('Upstream', () => {
     sleeps.length = 0;
     const u = upstream();
     const res = await u.send(req(), new AbortController().signal);
-    res.resume();
+    await res.body.dump();
     expect(res.statusCode).toBe(200);
     expect(seen).toBe(3);
     expect(sleeps[0]).toBe(250);
@@ -64,12 +75,12 @@ describe('Upstream', () => {
     seen = 0;
     const u = upstream();
     const last = await u.send(req(), new AbortController().signal);
-    last.resume();
+    await last.body.dump();
     expect([last.statusCode, seen]).toEqual([500, 3]);
     script = [{ status: 429, retryAfter: '60' }];
     seen = 0;
     const now = await u.send(req(), new AbortController().signal);
-    now.resume();
+    await now.body.dump();
     expect([now.statusCode, seen]).toEqual([429, 1]);
     u.close();
   });
@@ -93,6 +104,38 @@ describe('Upstream', () => {
     await pending;
     await new Promise((r) => setTimeout(r, 100));
     expect(closedEarly).toBe(1); // the provider saw the connection go
+    u.close();
+  });
+
+  it('streams a large body in order through backpressure; text reads it whole; dump drains it; cancelling ends the read', async () => {
+    const u = upstream({ retries: 0 });
+    script = [{ status: 200, big: 64 }]; // 4 MiB: far past the reader's high-water mark
+    const res = await u.send(req(), new AbortController().signal);
+    expect(res.headers['set-cookie']).toEqual(['a=1', 'b=2']);
+    let bytes = 0;
+    let inOrder = true;
+    for await (const chunk of res.body) {
+      for (let k = 0; k < chunk.length; k += 4096)
+        if (chunk[k] !== Math.floor((bytes + k) / 65_536) % 251) inOrder = false;
+      bytes += chunk.length;
+      if (bytes % (1024 * 1024) < chunk.length) await new Promise((r) => setTimeout(r, 20)); // a slow reader
+    }
+    expect([bytes, inOrder]).toEqual([64 * 65_536, true]);
+
+    script = [{ status: 200, big: 64 }];
+    expect((await (await u.send(req(), new AbortController().signal)).body.text()).length).toBe(64 * 65_536);
+    script = [{ status: 200, big: 16 }];
+    await (await u.send(req(), new AbortController().signal)).body.dump();
+    script = [{ status: 200 }];
+    expect(await (await u.send(req(), new AbortController().signal)).body.text()).toMatch(/^\{"n":/);
+
+    script = [{ status: 200, big: 64 }];
+    const controller = new AbortController();
+    const cut = await u.send(req(), controller.signal);
+    const read = (async () => {
+      for await (const _ of cut.body) controller.abort();
+    })();
+    await expect(read).rejects.toThrow(/closed the request/);
     u.close();
   });
 

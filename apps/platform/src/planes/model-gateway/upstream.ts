@@ -1,21 +1,26 @@
 /**
- * The gateway's HTTP client to providers (issue 18): keep-alive agents (a TLS handshake per request
- * would cost more than the whole overhead budget), the destination guard on every address a name
- * resolves to (framework/destinations: public addresses only unless TARMAC_MODEL_UPSTREAM_ALLOW
- * says more; the connection goes to the checked address, so DNS rebinding gains nothing), retries
- * on 429/5xx and connection failures before the first byte reached the caller, honouring
- * Retry-After within a bound, a timeout on the response head and on idleness, and cancellation
- * when the caller goes away.
+ * The gateway's HTTP client to providers (issue 18): an undici connection pool per provider origin
+ * with keep-alive (a TLS handshake per request would cost more than the whole overhead budget; and
+ * undici's client costs about half the CPU per request of node:http's ClientRequest and Agent,
+ * which the 64-client throughput goal needs — bench/model-gateway.ts), the destination guard on
+ * every address a name resolves to (framework/destinations: public addresses only unless
+ * TARMAC_MODEL_UPSTREAM_ALLOW says more; the connection goes to the checked address, so DNS
+ * rebinding gains nothing), retries on 429/5xx and connection failures before the first byte
+ * reached the caller, honouring Retry-After within a bound, a timeout on the response head and on
+ * idleness, and cancellation when the caller goes away.
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { EventEmitter } from 'node:events';
 import { isIP } from 'node:net';
+import { Pool } from 'undici';
 import {
   guardedLookup,
   type DestinationGuard,
   type Lookup,
 } from '../../framework/destinations/destination-guard.js';
 import { GatewayError } from './gateway-error.js';
+import { dispatch, type UpstreamResponse } from './upstream-response.js';
+
+export type { UpstreamResponse } from './upstream-response.js';
 
 export interface UpstreamOptions {
   guard: DestinationGuard;
@@ -40,11 +45,31 @@ export interface UpstreamRequest {
   body?: Buffer | string;
 }
 
+/**
+ * "The caller went away", one per request: undici takes an EventEmitter with `aborted` as a
+ * signal, which costs a fraction of an AbortController's EventTarget on the hot path.
+ */
+export class Cancellation extends EventEmitter {
+  aborted = false;
+
+  cancel(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('abort');
+  }
+}
+
+/** What `send` takes to cancel a request: a Cancellation, or an AbortSignal (tests). */
+export type CancelSignal = Cancellation | AbortSignal;
+
 const RETRY_STATUS = new Set([429, 500, 502, 503, 504]);
+/** Connections per provider origin (node:http's Agent had the same cap). */
+const CONNECTIONS = 256;
+/** Origins with a pool; beyond it the oldest pool closes (its idle connections go). */
+const MAX_POOLS = 1000;
 
 export class Upstream {
-  private readonly http = new HttpAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 });
-  private readonly https = new HttpsAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 });
+  private readonly pools = new Map<string, Pool>();
   private readonly sleep: (ms: number) => Promise<void>;
   /** IP-literal verdicts, kept as long as the host-address snapshot they depend on (2 s). */
   private readonly literals = new Map<string, { blocked: boolean; at: number }>();
@@ -54,15 +79,15 @@ export class Upstream {
   }
 
   close(): void {
-    this.http.destroy();
-    this.https.destroy();
+    for (const pool of this.pools.values()) void pool.destroy().catch(() => undefined);
+    this.pools.clear();
   }
 
   /** The response (status < 400 or the last failed attempt's); throws GatewayError on no answer. */
-  async send(req: UpstreamRequest, signal: AbortSignal): Promise<IncomingMessage> {
+  async send(req: UpstreamRequest, signal: CancelSignal): Promise<UpstreamResponse> {
     for (let attempt = 0; ; attempt++) {
       const last = attempt >= this.o.retries;
-      let res: IncomingMessage;
+      let res: UpstreamResponse;
       try {
         res = await this.once(req, signal);
       } catch (err) {
@@ -70,55 +95,68 @@ export class Upstream {
         await this.sleep(backoff(attempt));
         continue;
       }
-      if (last || !RETRY_STATUS.has(res.statusCode ?? 0)) return res;
+      if (last || !RETRY_STATUS.has(res.statusCode)) return res;
       const delay = retryAfterMs(res.headers['retry-after']) ?? backoff(attempt);
       if (delay > this.o.maxRetryDelayMs) return res; // the caller decides; we do not hold it
-      res.resume(); // drain: the socket goes back to the pool
+      await res.body.dump().catch(() => undefined); // the connection goes back to the pool
       await this.sleep(delay);
       if (signal.aborted) throw new GatewayError(499, 'client closed the request');
     }
   }
 
-  private once(r: UpstreamRequest, signal: AbortSignal): Promise<IncomingMessage> {
-    const host = r.url.hostname.replace(/^\[|\]$/g, '');
-    const tls = r.url.protocol === 'https:';
-    const port = Number(r.url.port || (tls ? 443 : 80));
-    const blocks = (address: string) =>
-      this.o.guard.blocks(address) || (port === this.o.selfPort() && this.o.strictGuard.blocks(address));
-    if (isIP(host) !== 0 && this.literalBlocked(host, port, blocks)) return Promise.reject(refused(r.url));
-    const lookup = guardedLookup(blocks, this.o.resolve);
-    return new Promise((resolve, reject) => {
-      const request = (tls ? httpsRequest : httpRequest)(
+  private async once(r: UpstreamRequest, signal: CancelSignal): Promise<UpstreamResponse> {
+    const host = r.url.hostname;
+    if (host.startsWith('[') || isIP(host) !== 0) {
+      const literal = host.replace(/^\[|\]$/g, '');
+      if (this.literalBlocked(literal, portOf(r.url), (a) => this.blocks(a, portOf(r.url))))
+        throw refused(r.url);
+    }
+    try {
+      return await dispatch(
+        this.pool(r.url),
         {
-          host,
-          port,
           path: `${r.url.pathname}${r.url.search}`,
-          method: r.method,
-          headers:
-            r.body !== undefined ? { ...r.headers, 'content-length': Buffer.byteLength(r.body) } : r.headers,
-          agent: tls ? this.https : this.http,
-          lookup: lookup as never,
-          servername: isIP(host) === 0 ? host : undefined,
+          method: r.method as 'POST',
+          headers: r.headers,
+          body: r.body ?? null,
         },
-        (res) => {
-          clearTimeout(timer);
-          res.setTimeout(this.o.timeoutMs, () => res.destroy(new Error('upstream went idle')));
-          resolve(res);
-        },
+        signal,
       );
-      const timer = setTimeout(() => {
-        request.destroy();
-        reject(new GatewayError(504, `the provider did not answer within ${this.o.timeoutMs} ms`));
-      }, this.o.timeoutMs);
-      const abort = () => request.destroy(new Error('aborted'));
-      signal.addEventListener('abort', abort, { once: true });
-      request.once('close', () => signal.removeEventListener('abort', abort));
-      request.once('error', (err: NodeJS.ErrnoException) => {
-        clearTimeout(timer);
-        reject(err.code === 'EBLOCKED' ? refused(r.url) : err);
-      });
-      request.end(r.body);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EBLOCKED') throw refused(r.url);
+      if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT')
+        throw new GatewayError(504, `the provider did not answer within ${this.o.timeoutMs} ms`);
+      throw err;
+    }
+  }
+
+  private blocks(address: string, port: number): boolean {
+    return this.o.guard.blocks(address) || (port === this.o.selfPort() && this.o.strictGuard.blocks(address));
+  }
+
+  /** The keep-alive pool of the URL's origin; every connection it opens resolves through the guard. */
+  private pool(url: URL): Pool {
+    const origin = `${url.protocol}//${url.host}`;
+    let pool = this.pools.get(origin);
+    if (pool) return pool;
+    const port = portOf(url);
+    pool = new Pool(origin, {
+      connections: CONNECTIONS,
+      headersTimeout: this.o.timeoutMs,
+      bodyTimeout: this.o.timeoutMs,
+      connect: {
+        timeout: this.o.timeoutMs,
+        lookup: guardedLookup((address) => this.blocks(address, port), this.o.resolve) as never,
+      },
     });
+    if (this.pools.size >= MAX_POOLS) {
+      const [oldest, old] = this.pools.entries().next().value as [string, Pool];
+      this.pools.delete(oldest);
+      void old.close().catch(() => undefined);
+    }
+    this.pools.set(origin, pool);
+    return pool;
   }
 
   private literalBlocked(host: string, port: number, blocks: (address: string) => boolean): boolean {
@@ -140,6 +178,10 @@ export class Upstream {
       `could not reach the provider at ${url.host} (${code || 'connection failed'})`,
     );
   }
+}
+
+function portOf(url: URL): number {
+  return Number(url.port || (url.protocol === 'https:' ? 443 : 80));
 }
 
 function refused(url: URL): GatewayError {

@@ -1,8 +1,9 @@
 import { modelRoutes, type ModelSpec } from '@tarmac/contract';
-import type { RouteDeps, ServerEnv } from '@tarmac/server-kit';
+import { mountRoute, workspaceOf, type RouteDeps, type ServerEnv } from '@tarmac/server-kit';
 import type { Hono } from 'hono';
 import { registerCrudRoutes } from '../../../framework/crud-routes.js';
 import { WorkloadService, type WorkloadDeps } from '../workloads/workload.service.js';
+import type { ModelUsageService } from './model-usage.js';
 
 /** Model gateway endpoints (spec "Model gateway endpoint"; reference §1.3): `PUT` upserts. */
 export function modelService(
@@ -28,10 +29,15 @@ export function registerModelRoutes(
   app: Hono<ServerEnv>,
   deps: RouteDeps,
   models: WorkloadService<ModelSpec>,
+  usage: ModelUsageService,
 ): void {
   registerCrudRoutes(app, deps, modelRoutes, models, {
     nameParam: 'modelName',
     showSecrets: false,
     upsert: true,
   });
+  // Per-call usage through the model gateway (issue 18; model-usage.ts).
+  mountRoute(app, deps, modelRoutes.usage, async ({ ctx, params, query }) =>
+    usage.usage(workspaceOf(ctx), params.modelName, query),
+  );
 }
