@@ -160,6 +160,18 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
+  {
+    // Example projects run as plain Node programs inside their own images: Node's globals.
+    files: ['examples/**/*.{js,mjs}'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        ['fetch', 'AbortSignal', 'Buffer', 'URLSearchParams', 'setTimeout', 'clearTimeout'].map((g) => [
+          g,
+          'readonly',
+        ]),
+      ),
+    },
+  },
   ...layers.map(({ files, ignores, patterns }) => ({
     files,
     ...(ignores ? { ignores } : {}),
