@@ -1,6 +1,12 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  buildProxyEnv,
+  type BuildNetworkLease,
+  type BuildNetworkMode,
+  type BuildNetworkProvider,
+} from './build-network.js';
 
 /**
  * The image builder (issue 15 "Builds"): buildah from Debian's packages, rootful, with its own
@@ -13,8 +19,10 @@ export interface BuildahOptions {
   root: string;
   runroot: string;
   isolation: 'oci' | 'chroot';
-  /** `host`: RUN steps reach what the host reaches (package registries); `none`: no network. */
-  network: 'host' | 'none';
+  /** What RUN steps may reach (build-network.ts): the public internet through the build proxy by default. */
+  network: BuildNetworkMode;
+  /** The per-build namespace and proxy behind `egress` (compose.ts hands it in). */
+  egress?: BuildNetworkProvider;
   memoryMB: number;
   timeoutMs: number;
   /** Extra CAs trusted inside build steps (operator CA, TLS-inspecting proxies), PEM. */
@@ -81,6 +89,34 @@ export class Buildah {
   async build(r: BuildRequest): Promise<void> {
     const caFile = join(this.o.root, 'build-ca-bundle.crt');
     writeFileSync(caFile, this.caBundle ?? this.o.trustedCaPem);
+    const lease = await this.openNetwork();
+    try {
+      await this.buildIn(r, caFile, lease);
+    } finally {
+      await lease?.release();
+    }
+  }
+
+  private async openNetwork(): Promise<BuildNetworkLease | undefined> {
+    if (this.o.network !== 'egress') return undefined;
+    if (!this.o.egress)
+      throw new BuildFailure('the build network (TARMAC_BUILD_NETWORK=egress) is not set up');
+    try {
+      return await this.o.egress.open();
+    } catch (err) {
+      throw new BuildFailure(`the build network could not be set up: ${(err as Error).message}`);
+    }
+  }
+
+  private async buildIn(
+    r: BuildRequest,
+    caFile: string,
+    lease: BuildNetworkLease | undefined,
+  ): Promise<void> {
+    // The build's proxy password is good for this build only and revoked after it; still, a step
+    // that prints its environment does not put it in the log.
+    const password = lease ? new URL(lease.proxyUrl).password : '';
+    const log = password ? (line: string) => r.log(line.replaceAll(password, '****')) : r.log;
     const args = [
       'build',
       '--pull=never',
@@ -88,7 +124,7 @@ export class Buildah {
       // A failed step's container goes too (the default keeps it, mounted, in our storage).
       '--force-rm',
       `--isolation=${this.o.isolation}`,
-      `--network=${this.o.network}`,
+      `--network=${lease ? `ns:${lease.netnsPath}` : this.o.network}`,
       `--memory=${this.o.memoryMB}m`,
       // Trusted CAs for build steps only: a bind mount is not part of any layer (issue 15).
       '--volume',
@@ -101,7 +137,7 @@ export class Buildah {
       ...r.secrets.flatMap((s) => ['--secret', `id=${s.id},src=${s.file}`]),
       r.contextDir,
     ];
-    await this.run(args, r.log, r.signal);
+    await this.run(args, log, r.signal, lease ? buildProxyEnv(lease.proxyUrl) : undefined);
   }
 
   /** Writes the built image as an OCI archive the engine's import reads (same vetted path as uploads). */
@@ -133,9 +169,14 @@ export class Buildah {
     await run('umount', [join(this.o.root, 'overlay')], () => {}, none, 30_000).catch(() => undefined);
   }
 
-  private run(args: string[], log: (line: string) => void, signal: AbortSignal): Promise<string> {
+  private run(
+    args: string[],
+    log: (line: string) => void,
+    signal: AbortSignal,
+    env?: Record<string, string>,
+  ): Promise<string> {
     const global = ['--root', this.o.root, '--runroot', this.o.runroot, '--storage-driver', 'overlay'];
-    return run(this.o.binary ?? 'buildah', [...global, ...args], log, signal, this.o.timeoutMs);
+    return run(this.o.binary ?? 'buildah', [...global, ...args], log, signal, this.o.timeoutMs, env);
   }
 }
 
@@ -146,10 +187,16 @@ export function run(
   log: (line: string) => void,
   signal: AbortSignal,
   timeoutMs: number,
+  /** Added to the inherited environment (the build proxy variables, build-network.ts). */
+  env?: Record<string, string>,
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(new BuildFailure('build cancelled'));
-    const child = spawn(cmd, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    // `env K=V… cmd`: the variables on top of the inherited environment, which only main.ts reads.
+    const [file, argv] = env
+      ? ['env', [...Object.entries(env).map(([k, v]) => `${k}=${v}`), cmd, ...args]]
+      : [cmd, args];
+    const child = spawn(file, argv, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let why: string | undefined;
     const kill = (reason: string) => {

@@ -5,6 +5,7 @@ import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { ChangeFeed } from '../../framework/change-feed.js';
 import { Buildah } from './buildah.js';
+import type { BuildNetworkMode, BuildNetworkProvider } from './build-network.js';
 import type { BuildImageStore, BuildRecords, BuildTarget } from './build-records.js';
 import { registerBuildRoutes } from './builds.routes.js';
 import { BuildsService } from './builds.service.js';
@@ -27,13 +28,15 @@ export interface BuildsPlaneDeps {
   apiUrl: () => string;
   /** CAs trusted inside build steps besides the base image's (operator CA, inspecting proxies). */
   trustedCaPem: string;
+  /** The namespace and proxy of each build under `network: 'egress'` (build-network.ts). */
+  egress?: BuildNetworkProvider;
   limits: {
     maxUploadBytes: number;
     maxSourceBytes: number;
     urlTtlMs: number;
     memoryMB: number;
     timeoutMs: number;
-    network: 'host' | 'none';
+    network: BuildNetworkMode;
     gcIntervalMs: number;
   };
 }
@@ -45,6 +48,7 @@ export function buildsPlane(d: BuildsPlaneDeps) {
     runroot: join(dir, 'run'),
     isolation: 'oci',
     network: d.limits.network,
+    ...(d.egress ? { egress: d.egress } : {}),
     memoryMB: d.limits.memoryMB,
     timeoutMs: d.limits.timeoutMs,
     trustedCaPem: d.trustedCaPem,
