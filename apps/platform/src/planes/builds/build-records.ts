@@ -33,6 +33,8 @@ export interface BuildRecords {
   exists(workspace: string, target: BuildTarget): Promise<boolean>;
   /** Whether image `{imageType}/{name}` of the workspace still lists `tag` (the GC's question). */
   tagExists(workspace: string, imageType: string, name: string, tag: string): Promise<boolean>;
+  /** Records of every workspace still UPLOADING or BUILDING (what a restart must resume or fail). */
+  inProgress(): Promise<Array<{ workspace: string; target: BuildTarget; status: 'UPLOADING' | 'BUILDING' }>>;
   /** `POST /v0/images?upload=true`: the image record, created UPLOADING when missing. */
   openImage(workspace: string, actor: string, imageType: ImageResourceType, name: string): Promise<void>;
 }

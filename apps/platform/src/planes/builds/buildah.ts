@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -7,6 +8,7 @@ import {
   type BuildNetworkMode,
   type BuildNetworkProvider,
 } from './build-network.js';
+import { endScratch, forgetPid, notePid, reapBuilderOrphans, scratchRoot } from './builder-orphans.js';
 
 /**
  * The image builder (issue 15 "Builds"): buildah from Debian's packages, rootful, with its own
@@ -90,9 +92,13 @@ export class Buildah {
     const caFile = join(this.o.root, 'build-ca-bundle.crt');
     writeFileSync(caFile, this.caBundle ?? this.o.trustedCaPem);
     const lease = await this.openNetwork();
+    // This build's own runc state and TMPDIR: whatever outlives buildah is found there.
+    const scratch = join(scratchRoot(this.o), randomBytes(6).toString('hex'));
+    mkdirSync(join(scratch, 'tmp'), { recursive: true, mode: 0o700 });
     try {
-      await this.buildIn(r, caFile, lease);
+      await this.buildIn(r, caFile, lease, scratch);
     } finally {
+      endScratch(scratch);
       await lease?.release();
     }
   }
@@ -112,6 +118,7 @@ export class Buildah {
     r: BuildRequest,
     caFile: string,
     lease: BuildNetworkLease | undefined,
+    scratch: string,
   ): Promise<void> {
     // The build's proxy password is good for this build only and revoked after it; still, a step
     // that prints its environment does not put it in the log.
@@ -124,6 +131,9 @@ export class Buildah {
       // A failed step's container goes too (the default keeps it, mounted, in our storage).
       '--force-rm',
       `--isolation=${this.o.isolation}`,
+      // Step containers' runc state under our runroot: a crashed run's are found (builder-orphans.ts).
+      '--runtime-flag',
+      `root=${join(scratch, 'runc')}`,
       `--network=${lease ? `ns:${lease.netnsPath}` : this.o.network}`,
       `--memory=${this.o.memoryMB}m`,
       // Trusted CAs for build steps only: a bind mount is not part of any layer (issue 15).
@@ -137,7 +147,8 @@ export class Buildah {
       ...r.secrets.flatMap((s) => ['--secret', `id=${s.id},src=${s.file}`]),
       r.contextDir,
     ];
-    await this.run(args, log, r.signal, lease ? buildProxyEnv(lease.proxyUrl) : undefined);
+    const env = { TMPDIR: join(scratch, 'tmp'), ...(lease ? buildProxyEnv(lease.proxyUrl) : {}) };
+    await this.run(args, log, r.signal, { env });
   }
 
   /** Writes the built image as an OCI archive the engine's import reads (same vetted path as uploads). */
@@ -169,14 +180,28 @@ export class Buildah {
     await run('umount', [join(this.o.root, 'overlay')], () => {}, none, 30_000).catch(() => undefined);
   }
 
+  /**
+   * At start: what a platform that died mid-build left (builder-orphans.ts), then the working
+   * containers. Returns what was killed, for the log.
+   */
+  async reapOrphans(): Promise<string[]> {
+    const removed = reapBuilderOrphans(this.o);
+    await this.run(['rm', '--all'], () => {}, new AbortController().signal).catch(() => undefined);
+    return removed;
+  }
+
   private run(
     args: string[],
     log: (line: string) => void,
     signal: AbortSignal,
-    env?: Record<string, string>,
+    extra: { env?: Record<string, string> } = {},
   ): Promise<string> {
     const global = ['--root', this.o.root, '--runroot', this.o.runroot, '--storage-driver', 'overlay'];
-    return run(this.o.binary ?? 'buildah', [...global, ...args], log, signal, this.o.timeoutMs, env);
+    return run(this.o.binary ?? 'buildah', [...global, ...args], log, signal, this.o.timeoutMs, {
+      ...extra,
+      onSpawn: (pid) => notePid(this.o, pid),
+      onExit: (pid) => forgetPid(this.o, pid),
+    });
   }
 }
 
@@ -187,9 +212,15 @@ export function run(
   log: (line: string) => void,
   signal: AbortSignal,
   timeoutMs: number,
-  /** Added to the inherited environment (the build proxy variables, build-network.ts). */
-  env?: Record<string, string>,
+  extra: {
+    /** Added to the inherited environment (the build proxy variables, build-network.ts). */
+    env?: Record<string, string>;
+    /** Told the process id (builder-orphans.ts notes it) and when the process is gone. */
+    onSpawn?: (pid: number) => void;
+    onExit?: (pid: number) => void;
+  } = {},
 ): Promise<string> {
+  const { env } = extra;
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(new BuildFailure('build cancelled'));
     // `env K=V… cmd`: the variables on top of the inherited environment, which only main.ts reads.
@@ -197,6 +228,8 @@ export function run(
       ? ['env', [...Object.entries(env).map(([k, v]) => `${k}=${v}`), cmd, ...args]]
       : [cmd, args];
     const child = spawn(file, argv, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const pid = child.pid;
+    if (pid) extra.onSpawn?.(pid);
     let stdout = '';
     let why: string | undefined;
     const kill = (reason: string) => {
@@ -232,6 +265,7 @@ export function run(
     });
     child.on('close', (code) => {
       clearTimeout(timer);
+      if (pid) extra.onExit?.(pid);
       signal.removeEventListener('abort', onAbort);
       if (why) reject(new BuildFailure(why));
       else if (code !== 0) reject(new BuildFailure(`${cmd} exited with code ${code}`));

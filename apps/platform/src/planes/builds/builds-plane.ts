@@ -76,6 +76,18 @@ export function buildsPlane(d: BuildsPlaneDeps) {
     apiUrl: d.apiUrl,
     log: (msg, extra) => d.logger.warn(extra ?? {}, msg),
   });
+  // Builds survive a restart (build-recovery.ts): a dead run's processes go, then interrupted
+  // builds resume and records left waiting with nothing to resume are FAILED.
+  const recovered = builds
+    .recover(async () => {
+      const killed = await builder.reapOrphans();
+      if (killed.length > 0) d.logger.warn({ killed }, 'removed what builds of an earlier run left running');
+    })
+    .then(
+      (r) =>
+        r.resumed + r.failed > 0 ? d.logger.info(r, 'builds of the last run resumed or failed') : undefined,
+      (err: unknown) => d.logger.error({ err }, 'interrupted builds not recovered'),
+    );
   // Deleting the record cancels its build (issue 15): the change feed says which record moved.
   const kinds: Array<[string, BuildTarget['kind']]> = [
     ['agent', 'agent'],
@@ -94,7 +106,9 @@ export function buildsPlane(d: BuildsPlaneDeps) {
     registerRoutes: (app: Hono<ServerEnv>) =>
       registerBuildRoutes(app, { builds, authenticator: d.authenticator, workspaces: d.workspaces }),
     gc,
+    recovered,
     close: async () => {
+      await recovered;
       gc.stop();
       unsubscribe.forEach((u) => u());
       await builds.stop();

@@ -50,6 +50,36 @@ export class CatalogueBuildRecords {
     return !!row && !row.terminatedAt && row.spec.tags.some((t) => t.name === tag);
   }
 
+  async inProgress(): Promise<
+    Array<{ workspace: string; target: Target; status: 'UPLOADING' | 'BUILDING' }>
+  > {
+    const out: Array<{ workspace: string; target: Target; status: 'UPLOADING' | 'BUILDING' }> = [];
+    for (const kind of Object.keys(LABELS) as Kind[]) {
+      const rows = await this.deps.store.resources.listByKind(kind === 'image' ? IMAGE_KIND : kind, {
+        status: ['UPLOADING', 'BUILDING'],
+      });
+      for (const row of rows) {
+        const status = row.status as 'UPLOADING' | 'BUILDING';
+        if (kind !== 'image') {
+          out.push({
+            workspace: row.workspace,
+            status,
+            target: { kind, name: row.name, imageType: `${kind}s` },
+          });
+          continue;
+        }
+        const slash = row.name.indexOf('/'); // imageKey: `{imageType}/{name}`
+        const imageType = row.name.slice(0, slash) as Target['imageType'];
+        out.push({
+          workspace: row.workspace,
+          status,
+          target: { kind, imageType, name: row.name.slice(slash + 1) },
+        });
+      }
+    }
+    return out;
+  }
+
   async setStatus(workspace: string, t: Target, status: string, message: string): Promise<void> {
     await this.rows(t).mutate(workspace, this.key(t), 'builds', async (row) => ({
       patch: { status },
