@@ -28,6 +28,7 @@ export * from './resources/model.js';
 export * from './resources/job.js';
 export * from './resources/application.js';
 export * from './resources/image.js';
+export * from './resources/build-routes.js';
 export * from './resources/template.js';
 export * from './resources/integration.js';
 export * from './resources/policy.js';

@@ -226,6 +226,7 @@ export const jobRoutes = {
   ...crudRoutes({
     ...base,
     plural: 'Jobs',
+    upload: true,
     input: jobInputSchema,
     output: jobSchema,
     getQuery: showSecretsQuerySchema,
