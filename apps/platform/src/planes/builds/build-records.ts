@@ -3,11 +3,11 @@
  * jobs and images), declared here and implemented by the catalogue; compose.ts hands it in
  * (apps/platform/ARCHITECTURE.md: planes meet only through interfaces).
  */
-export type ImageResourceType = 'agents' | 'functions' | 'jobs' | 'sandboxes';
+export type ImageResourceType = 'agents' | 'functions' | 'jobs' | 'sandboxes' | 'applications';
 
 export interface BuildTarget {
   /** The record the build is for: a workload kind (`agent`, `function`, `job`) or `image`. */
-  kind: 'agent' | 'function' | 'job' | 'image';
+  kind: 'agent' | 'function' | 'job' | 'application' | 'image';
   name: string;
   /** The image repository the build's tags go under: `{imageType}/{name}:{tag}` (reference §1.9). */
   imageType: ImageResourceType;

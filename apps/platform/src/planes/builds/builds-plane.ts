@@ -93,6 +93,7 @@ export function buildsPlane(d: BuildsPlaneDeps) {
     ['agent', 'agent'],
     ['function', 'function'],
     ['job', 'job'],
+    ['application', 'application'],
   ];
   const unsubscribe = kinds.map(([kind, k]) =>
     d.changes.subscribe(kind, (ref) => {

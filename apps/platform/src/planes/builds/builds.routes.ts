@@ -27,6 +27,7 @@ const WORKLOADS: Record<string, { kind: BuildTarget['kind']; imageType: ImageRes
   agents: { kind: 'agent', imageType: 'agents' },
   functions: { kind: 'function', imageType: 'functions' },
   jobs: { kind: 'job', imageType: 'jobs' },
+  applications: { kind: 'application', imageType: 'applications' },
 };
 // Shapes from the contract (packages/contract resources/build-routes.ts), so the OpenAPI
 // document says what is served here.
