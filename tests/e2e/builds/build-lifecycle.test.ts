@@ -6,13 +6,17 @@
 //  - a crash (SIGKILL) mid-build: the buildah process, the RUN step's container and the build's
 //    network namespace the dead platform left are removed at the next start, and the build resumes;
 //  - deleting the resource mid-build ends the RUN step's container too (it outlives buildah);
-//  - an upload URL that expires unused leaves its record FAILED, not UPLOADING.
+//  - an upload URL that expires unused leaves its record FAILED, not UPLOADING;
+//  - an application deploys from code (`tarmac deploy --type application`): BUILT, with the image
+//    at `spec.image`, a new active revision, and the tag under /v0/images.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zipOf } from '../../../apps/platform/src/planes/builds/test-archives.js';
 import { removeHome, startPlatform, tempHome, type RunningPlatform } from '../support/platform.js';
+import { cliEnv, runCli } from '../cli/cli-runner.js';
 import { IMAGE_CACHE, missingCapability } from '../sandboxes/support.js';
 
 function missing(): string | null {
@@ -34,7 +38,7 @@ interface Record_ {
   events: Array<{ status: string; message: string }>;
 }
 
-describe.skipIf(skip !== null)(`builds across restarts${skip ? ` (skipped: ${skip})` : ''}`, () => {
+describe.skipIf(skip !== null)(`build lifecycle${skip ? ` (skipped: ${skip})` : ''}`, () => {
   const home = tempHome();
   let p: RunningPlatform | undefined;
   let workspaceId = '';
@@ -226,4 +230,53 @@ describe.skipIf(skip !== null)(`builds across restarts${skip ? ` (skipped: ${ski
     const res = await fetch(url, { method: 'PUT', body: zipOf([{ name: 'x', data: '' }]) });
     expect(res.status).toBe(403);
   }, 60_000);
+
+  it(
+    'an application deploys from code: BUILT, spec.image set, a new active revision, the tag in /v0/images',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'b2-app-'));
+      try {
+        writeFileSync(
+          join(dir, 'Dockerfile'),
+          'FROM tarmac/base:latest\nRUN echo web > /web\nCMD ["cat", "/web"]\n',
+        );
+        writeFileSync(
+          join(dir, 'tarmac.toml'),
+          'type = "application"\nname = "web-app"\n[runtime]\nport = 3000\n',
+        );
+        const env = cliEnv({
+          TARMAC_API_URL: p!.url,
+          TARMAC_API_KEY: p!.credentials.apiKey,
+          TARMAC_WORKSPACE: p!.credentials.workspace,
+        });
+        const r = await runCli(['deploy', dir], { env, timeoutMs: BUILD_MS });
+        expect(r.code, r.stderr + r.stdout).toBe(0);
+        const app = (await (await p!.api('/v0/applications/web-app')).json()) as {
+          status: string;
+          spec: {
+            image?: string;
+            port: number;
+            revision?: { active?: string };
+            revisions: Array<{ id: string; image: string }>;
+          };
+        };
+        expect(app.status).toBe('BUILT');
+        expect(app.spec.image).toMatch(/^applications\/web-app:b[a-z0-9]+$/);
+        expect(app.spec.port).toBe(3000);
+        expect(app.spec.revisions[0]?.image).toBe(app.spec.image);
+        expect(app.spec.revision?.active).toBe(app.spec.revisions[0]?.id);
+        const images = (await (await p!.api('/v0/images')).json()) as Array<{
+          metadata: { name: string; resourceType: string };
+          spec: { tags: Array<{ name: string; size: number }> };
+        }>;
+        const row = images.find(
+          (i) => i.metadata.resourceType === 'applications' && i.metadata.name === 'web-app',
+        );
+        expect(row?.spec.tags.map((t) => t.name)).toContain(app.spec.image!.split(':')[1]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    BUILD_MS,
+  );
 });
