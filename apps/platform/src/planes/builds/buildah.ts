@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   buildProxyEnv,
@@ -185,8 +185,14 @@ export class Buildah {
    * containers. Returns what was killed, for the log.
    */
   async reapOrphans(): Promise<string[]> {
+    // Only where a build was cut short: buildah's first command on a storage mounts it (its
+    // overlay folder), which a platform that never builds must not leave behind.
+    if (!existsSync(this.o.root)) return [];
+    const scratch = scratchRoot(this.o);
+    const cutShort = existsSync(scratch) && readdirSync(scratch).length > 0;
     const removed = reapBuilderOrphans(this.o);
-    await this.run(['rm', '--all'], () => {}, new AbortController().signal).catch(() => undefined);
+    if (cutShort || removed.length > 0)
+      await this.run(['rm', '--all'], () => {}, new AbortController().signal).catch(() => undefined);
     return removed;
   }
 
