@@ -1,4 +1,11 @@
-import { billingRoutes, coreRoutes, imageImportRoutes, type RouteSpec } from '@tarmac/contract';
+import {
+  billingRoutes,
+  buildLogRoutes,
+  buildUploadRoutes,
+  coreRoutes,
+  imageImportRoutes,
+  type RouteSpec,
+} from '@tarmac/contract';
 import { createManagementApp, CursorCodec, type RouteDeps, type ServerEnv } from '@tarmac/server-kit';
 import type { Hono } from 'hono';
 import type { Store } from '@tarmac/store';
@@ -83,7 +90,17 @@ export interface PlatformDeps {
  * /v0/images/import, planes/sandbox/gateway/image-import.ts); documented with the rest (issue 14
  * item 8: the import was missing from the OpenAPI document).
  */
-export const listenerRoutes: readonly RouteSpec[] = Object.values(imageImportRoutes);
+export const listenerRoutes: readonly RouteSpec[] = [
+  ...Object.values(imageImportRoutes),
+  // The upload URL's PUT (planes/builds/upload-route.ts): a streamed, capped archive.
+  ...Object.values(buildUploadRoutes),
+];
+
+/**
+ * Routes of the builds plane (issue 15), which compose.ts mounts through `earlyRoutes`: served by
+ * the platform process, not by an app built without that plane (tests/e2e/builds prove them).
+ */
+export const buildPlaneRoutes: readonly RouteSpec[] = Object.values(buildLogRoutes);
 
 /** Every route the management plane serves, in OpenAPI order. */
 export const managementRoutes: readonly RouteSpec[] = [
@@ -115,7 +132,7 @@ export function buildApp(deps: PlatformDeps, shared: SharedServices = sharedServ
   deps.earlyRoutes?.(app);
   registerOpsRoutes(app, routeDeps, {
     ping: () => deps.store.ping(),
-    routes: [...managementRoutes, ...listenerRoutes],
+    routes: [...managementRoutes, ...buildPlaneRoutes, ...listenerRoutes],
     version: deps.version,
     apiUrl: deps.apiUrl,
   });

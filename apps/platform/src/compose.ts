@@ -35,6 +35,11 @@ import { executionOfCredential } from './planes/jobs/task-container.js';
 import { jobReader } from './planes/catalogue/jobs/job-reader.js';
 import { toExecution } from './planes/catalogue/jobs/job-executions.service.js';
 import { gatewayAddress, SHARED_PORTS } from './planes/sandbox/egress/egress-plane.js';
+import { BUILD_PROXY_PORTS, BuildEgress } from './planes/sandbox/egress/build-egress.js';
+import { LeafCertificates } from './planes/sandbox/egress/certificate-authority.js';
+import { overrideLookup, type Lookup } from './framework/destinations/destination-guard.js';
+import { lookup as dnsLookup } from 'node:dns';
+import { join } from 'node:path';
 import { PLATFORM_VERSION } from './version.js';
 
 /** What main.ts opened: the process's config, store, keys and files. */
@@ -98,7 +103,9 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     log: (event) => logger.debug(event, 'egress'),
     now: new Date(),
   });
-  engineConfig.network.allowedHostPorts = egress.ports;
+  // Builds' own proxy (build-egress.ts) listens on the gateway too, on ports of its own range.
+  const buildsEgress = config.builds.network === 'egress';
+  engineConfig.network.allowedHostPorts = [...egress.ports, ...(buildsEgress ? BUILD_PROXY_PORTS : [])];
 
   // The sandbox plane (issue 4): engine, controllers, sandbox and preview gateways; they share one
   // ChangeFeed with the API's services.
@@ -178,6 +185,31 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
 
   // Builds (issue 15, planes/builds): records through the catalogue, images into the engine's store.
   const engine = sandboxPlane.engine;
+  // Build steps reach the public internet through a proxy of their own, from a namespace on the
+  // sandbox bridge (build-egress.ts); `none`/`host` are the operator's other choices.
+  const subnet = engineConfig.network.subnet ?? DEFAULT_NETWORK.subnet;
+  const buildEgress = new BuildEgress({
+    network: {
+      attach: (id) => engine.network.attach(id),
+      detach: (id, ip) => engine.network.detach(id, ip),
+    },
+    subnet,
+    gateway: gatewayAddress(subnet),
+    allowCidrs: config.egress.allowCidrs,
+    lookup: overrideLookup(config.egress.resolve, dnsLookup as unknown as Lookup),
+    extraUpstreamCa: [...r.extraCaPem, ...r.proxyOnlyCa],
+    leafCertificates: new LeafCertificates(egress.ca.ca),
+    stateDir: join(r.layout.root, 'egress', 'build-netns'),
+    log: (event) => logger.debug(event, 'build egress'),
+    bound: (server) => {
+      ConnectionGuard.applyTimeouts(server, r.connections.httpTimeouts);
+      r.connections.egressGuard.guard(server);
+    },
+  });
+  if (buildsEgress) {
+    // Not fatal: the platform serves everything else; each build then fails saying why.
+    await buildEgress.start().catch((err: unknown) => logger.error({ err }, 'the build proxy did not start'));
+  } else await buildEgress.removeLeftovers();
   const builds = buildsPlane({
     home: config.home,
     secretKey: r.secretKey,
@@ -216,6 +248,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     logger,
     apiUrl: r.apiUrl,
     trustedCaPem: r.extraCaPem.join(''),
+    egress: buildEgress,
     limits: config.builds,
   });
 
@@ -304,6 +337,8 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       // Writes the usage still queued before the store closes.
       { name: 'model-gateway', close: () => modelGateway.close() },
       { name: 'builds', close: () => builds.close() },
+      // After the builds: their namespaces go once buildah has stopped.
+      { name: 'build-egress', close: () => buildEgress.close() },
       // Closes every open usage interval before the store goes away.
       { name: 'metering', close: () => meter.stop() },
     ],

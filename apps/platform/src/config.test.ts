@@ -135,3 +135,14 @@ describe('resolveConfig: sandbox limits (issue 19 items 5 and 13)', () => {
     expect(() => at({ TARMAC_MEMORY_OVERCOMMIT: '0' })).toThrow(/TARMAC_MEMORY_OVERCOMMIT/);
   });
 });
+
+// Issue 15 "Builds": build steps reach the public internet through the build proxy by default.
+describe('resolveConfig: TARMAC_BUILD_NETWORK', () => {
+  const at = (env: Record<string, string>) => resolveConfig({ flags: {}, env, homedir: '/home/ada' });
+  it('defaults to egress, takes none and host, names the variable otherwise', () => {
+    expect(at({}).builds.network).toBe('egress');
+    expect(at({ TARMAC_BUILD_NETWORK: 'none' }).builds.network).toBe('none');
+    expect(at({ TARMAC_BUILD_NETWORK: 'host' }).builds.network).toBe('host');
+    expect(() => at({ TARMAC_BUILD_NETWORK: 'bridge' })).toThrow(/TARMAC_BUILD_NETWORK/);
+  });
+});

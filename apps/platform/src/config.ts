@@ -5,6 +5,7 @@ import { DEFAULT_PRICES, priceOverridesSchema, type PriceTable } from './planes/
 import type { EngineConfig } from './planes/sandbox/controllers/engine-config.js';
 import { parseCidrList, parseResolveList } from './framework/destinations/destination-guard.js';
 import { parsePoolShapes } from './planes/sandbox/pool/pool-shapes.js';
+import { BUILD_NETWORK_MODES, type BuildNetworkMode } from './planes/builds/build-network.js';
 
 /**
  * Every environment variable the platform process reads, in one schema (issue 13: one validated
@@ -155,13 +156,16 @@ export const platformEnvSchema = z.object({
    */
   TARMAC_BUILD_LAYER_GC_GRACE_SECONDS: optional,
   /**
-   * `none` (default: RUN steps have no network) or `host` (they reach what the host reaches,
-   * package registries but also the host's loopback services: only for trusted tenants, until
-   * builds get a network behind the egress proxy; planes/builds/README.md).
+   * What build steps may reach (planes/builds/build-network.ts): `egress` (default: the public
+   * internet through the build proxy on the sandbox bridge; never loopback, the platform, the
+   * metadata address, sandboxes or private ranges unless TARMAC_EGRESS_ALLOW_CIDRS opens them),
+   * `none` (no network) or `host` (the host's network, its loopback services included: only for
+   * trusted tenants).
    */
-  TARMAC_BUILD_NETWORK: optional.refine((v) => v === undefined || v === 'host' || v === 'none', {
-    message: 'TARMAC_BUILD_NETWORK must be host or none',
-  }),
+  TARMAC_BUILD_NETWORK: optional.refine(
+    (v) => v === undefined || (BUILD_NETWORK_MODES as readonly string[]).includes(v),
+    { message: 'TARMAC_BUILD_NETWORK must be egress, none or host' },
+  ),
 });
 export type PlatformEnv = z.infer<typeof platformEnvSchema>;
 
@@ -509,7 +513,7 @@ export interface BuildConfig {
   urlTtlMs: number;
   memoryMB: number;
   timeoutMs: number;
-  network: 'host' | 'none';
+  network: BuildNetworkMode;
   gcIntervalMs: number;
   layerGcGraceMs: number;
 }
@@ -525,7 +529,7 @@ function buildConfig(e: PlatformEnv): BuildConfig {
     urlTtlMs: whole(e.TARMAC_BUILD_URL_TTL_SECONDS, 'TARMAC_BUILD_URL_TTL_SECONDS', 900) * 1000,
     memoryMB: whole(e.TARMAC_BUILD_MEMORY_MB, 'TARMAC_BUILD_MEMORY_MB', 2048),
     timeoutMs: whole(e.TARMAC_BUILD_TIMEOUT_SECONDS, 'TARMAC_BUILD_TIMEOUT_SECONDS', 1800) * 1000,
-    network: e.TARMAC_BUILD_NETWORK === 'host' ? 'host' : 'none',
+    network: (e.TARMAC_BUILD_NETWORK ?? 'egress') as BuildNetworkMode,
     gcIntervalMs: whole(e.TARMAC_BUILD_GC_INTERVAL_SECONDS, 'TARMAC_BUILD_GC_INTERVAL_SECONDS', 3600) * 1000,
     layerGcGraceMs:
       whole(e.TARMAC_BUILD_LAYER_GC_GRACE_SECONDS, 'TARMAC_BUILD_LAYER_GC_GRACE_SECONDS', 600) * 1000,

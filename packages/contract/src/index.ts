@@ -29,6 +29,7 @@ export * from './resources/model-usage.js';
 export * from './resources/job.js';
 export * from './resources/application.js';
 export * from './resources/image.js';
+export * from './resources/build-routes.js';
 export * from './resources/template.js';
 export * from './resources/integration.js';
 export * from './resources/policy.js';

@@ -17,6 +17,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'The caller lacks the role this needs',
   404: 'No such resource in a workspace the caller can see',
   409: 'Conflicts with the current state (e.g. name taken)',
+  413: 'The request body is over the limit',
   503: 'Not ready',
 };
 
@@ -102,7 +103,18 @@ const workspaceParameters = [
 ];
 
 function operationOf(route: RouteSpec, collector: SchemaCollector) {
-  const item = collector.convert(route.response, 'output');
+  const variants = route.variants ?? [];
+  const alternatives = (main: JsonSchema, others: JsonSchema[]): JsonSchema =>
+    others.length === 0
+      ? main
+      : {
+          oneOf: [main, ...others],
+          description: `Also: ${variants.map((v) => v.when).join('; ')}.`,
+        };
+  const item = alternatives(
+    collector.convert(route.response, 'output'),
+    variants.map((v) => collector.convert(v.response, 'output')),
+  );
   const success = route.bareList
     ? { type: 'array', items: item }
     : route.paginated
@@ -120,7 +132,16 @@ function operationOf(route: RouteSpec, collector: SchemaCollector) {
   });
   const errorStatuses = new Set<number>([...(route.auth === 'public' ? [] : [401]), ...(route.errors ?? [])]);
   if (route.query || route.body) errorStatuses.add(400);
-  const bodySchema = route.body ? collector.convert(route.body, 'input') : undefined;
+  const bodySchema = route.body
+    ? alternatives(
+        collector.convert(route.body, 'input'),
+        variants.map((v) => collector.convert(v.body, 'input')),
+      )
+    : undefined;
+  const headers = Object.entries(route.responseHeaders ?? {}).map(([name, description]) => [
+    name,
+    { description, schema: { type: 'string' } },
+  ]);
   return {
     operationId: route.operationId,
     summary: route.summary,
@@ -162,7 +183,11 @@ function operationOf(route: RouteSpec, collector: SchemaCollector) {
       [String(route.successStatus ?? 200)]:
         route.successStatus === 204
           ? { description: 'Success (no body)' }
-          : { description: 'Success', content: { 'application/json': { schema: success } } },
+          : {
+              description: 'Success',
+              ...(headers.length > 0 ? { headers: Object.fromEntries(headers) } : {}),
+              content: { [route.responseMediaType ?? 'application/json']: { schema: success } },
+            },
       ...Object.fromEntries(
         [...errorStatuses].sort().map((status) => [String(status), errorResponse(status)]),
       ),

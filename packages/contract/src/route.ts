@@ -53,6 +53,20 @@ export interface RouteSpec {
   readonly successStatus?: 200 | 202 | 204;
   /** Error statuses worth documenting beyond the ones every route can return. */
   readonly errors?: readonly number[];
+  /** The success body is this media type instead of JSON (build logs: `text/plain`). */
+  readonly responseMediaType?: 'text/plain';
+  /** Headers of the success answer worth documenting, name → description (e.g. upload URLs). */
+  readonly responseHeaders?: Readonly<Record<string, string>>;
+  /**
+   * Other body/answer pairs of the same method and path, selected by a query parameter and
+   * validated by whoever serves them (`POST /v0/images?upload=true`, the builds plane); documented
+   * as `oneOf` next to `body`/`response`.
+   */
+  readonly variants?: readonly {
+    readonly when: string;
+    readonly body: z.ZodType;
+    readonly response: z.ZodType;
+  }[];
 }
 
 export function defineRoute<const R extends RouteSpec>(route: R): R {

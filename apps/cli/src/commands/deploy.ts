@@ -20,7 +20,7 @@ export const registerDeploy: Register = (program, ctx, state) => {
     .command('deploy [dir]')
     .description('Build DIR (default .) on the platform and deploy it as an agent, function or job')
     .option('--name <name>', 'resource name (default: name in tarmac.toml, then the folder name)')
-    .option('--type <type>', 'agent, function or job (default: type in tarmac.toml, then agent)')
+    .option('--type <type>', 'agent, function, job or application (default: type in tarmac.toml, then agent)')
     .option('--env-file <file>', 'KEY=VALUE lines added to the environment', collect, [])
     .option('--secret <K=V>', 'a secret environment variable (repeatable)', collect, [])
     .option('--skip-build', 'update the settings only; keep the image currently on the resource')
@@ -37,7 +37,7 @@ export const registerDeploy: Register = (program, ctx, state) => {
     .command('push [dir]')
     .description('Build DIR (default .) into an image only (no deployment): POST /v0/images?upload=true')
     .option('--name <name>', 'image name (default: name in tarmac.toml, then the folder name)')
-    .option('--type <type>', 'agent, function or job: the image repository (default agent)')
+    .option('--type <type>', 'agent, function, job or application: the image repository (default agent)')
     .option('--dryrun', 'print the files that would be uploaded; change nothing')
     .action(
       action(
@@ -99,9 +99,9 @@ async function deploy(
   const exists = !imageOnly && (await found(client, path));
   if (flags.skipBuild) {
     const current = exists
-      ? await client.call<{ spec?: { runtime?: { image?: string } } }>('GET', path)
+      ? await client.call<{ spec?: { runtime?: { image?: string }; image?: string } }>('GET', path)
       : undefined;
-    const image = current?.spec?.runtime?.image;
+    const image = current?.spec?.runtime?.image ?? current?.spec?.image;
     if (!image)
       throw new CliError(
         'deploy',
@@ -109,7 +109,12 @@ async function deploy(
         undefined,
         EXIT.usage,
       );
-    const body = { ...manifest, spec: { ...manifest.spec, runtime: { ...manifest.spec.runtime, image } } };
+    const spec = manifest.spec as { runtime?: Record<string, unknown> };
+    const body = {
+      ...manifest,
+      // Applications name the image at spec.image, the other kinds at spec.runtime.image.
+      spec: spec.runtime ? { ...spec, runtime: { ...spec.runtime, image } } : { ...spec, image },
+    };
     await client.call('PUT', path, { json: body });
     out(`Updated ${project.type} ${project.name} (image ${image} kept)`);
     return EXIT.ok;
@@ -147,7 +152,7 @@ async function found(client: Tarmac, path: string): Promise<boolean> {
 interface Watched {
   status?: string;
   metadata?: { status?: string };
-  spec?: { runtime?: { image?: string } };
+  spec?: { runtime?: { image?: string }; image?: string };
   events?: Array<{ status: string; message: string }>;
 }
 
@@ -167,7 +172,8 @@ async function waitForResult(client: Tarmac, path: string, imageOnly: boolean, l
     const events = (imageOnly ? (r.metadata as { events?: Watched['events'] })?.events : r.events) ?? [];
     if (status === 'BUILDING') sawBuilding = true;
     if (sawBuilding || events.some((e) => e.status === 'BUILDING')) sawBuilding = true;
-    if (DONE.has(status) && sawBuilding) return { status, message: '', image: r.spec?.runtime?.image };
+    if (DONE.has(status) && sawBuilding)
+      return { status, message: '', image: r.spec?.runtime?.image ?? r.spec?.image };
     if (status === 'FAILED') return { status, message: events.at(-1)?.message ?? '', image: undefined };
     if (Date.now() > deadline)
       throw new CliError('deploy', 'timed out waiting for the build', undefined, EXIT.timeout);

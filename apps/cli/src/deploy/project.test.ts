@@ -23,6 +23,17 @@ describe('readProject', () => {
     expect(() => readProject({}, 'd', { type: 'sandbox' })).toThrow(/cannot be deployed/);
   });
 
+  it('an application: a flat spec (envs, memory, port from [runtime]), no image, no runtime block', () => {
+    const p = readProject(
+      { tarmac: 'type = "application"\n[runtime]\nport = 3000\nmemory = 1024\n' },
+      'web',
+      {},
+    );
+    expect(p.type).toBe('application');
+    const m = manifestOf(p, { A: '1' }, {});
+    expect(m.spec).toEqual({ envs: [{ name: 'A', value: '1' }], memory: 1024, port: 3000 });
+  });
+
   it('builds the manifest with env and secret env', () => {
     const p = readProject({ tarmac: 'public = true\npolicies = ["p1"]' }, 'app', {});
     const m = manifestOf(p, { A: '1' }, { S: '2' });

@@ -7,11 +7,12 @@ import { CliError, EXIT } from '../errors.js';
  * `type`, `name`, `[env]`, `[runtime]`, `[[triggers]]`, `public`, `policies`; `[build.args]` is
  * read by the platform from the uploaded file itself.
  */
-export type DeployType = 'agent' | 'function' | 'job';
-export const KIND_OF: Record<DeployType, 'agents' | 'functions' | 'jobs'> = {
+export type DeployType = 'agent' | 'function' | 'job' | 'application';
+export const KIND_OF: Record<DeployType, 'agents' | 'functions' | 'jobs' | 'applications'> = {
   agent: 'agents',
   function: 'functions',
   job: 'jobs',
+  application: 'applications',
 };
 
 export interface Project {
@@ -45,7 +46,7 @@ export function readProject(
     throw new CliError(
       'deploy',
       `type "${type}" cannot be deployed from code here`,
-      'use --type agent, function or job',
+      'use --type agent, function, job or application',
       EXIT.usage,
     );
   }
@@ -96,8 +97,15 @@ export function manifestOf(p: Project, env: Record<string, string>, secrets: Rec
     ...Object.entries(env).map(([name, value]) => ({ name, value })),
     ...Object.entries(secrets).map(([name, value]) => ({ name, value, secret: true })),
   ];
+  const metadata = { name: p.name, labels: { 'x-tarmac-deploy': 'true' } };
+  // An application's spec is flat (reference §1.5: image, envs, memory, port), no runtime block;
+  // `[runtime]` memory and port go there, and the build sets the image.
+  if (p.type === 'application') {
+    const pick = (k: string) => (typeof p.runtime[k] === 'number' ? { [k]: p.runtime[k] } : {});
+    return { metadata, spec: { envs, ...pick('memory'), ...pick('port') } };
+  }
   return {
-    metadata: { name: p.name, labels: { 'x-tarmac-deploy': 'true' } },
+    metadata,
     spec: {
       ...(p.public !== undefined ? { public: p.public } : {}),
       ...(p.policies ? { policies: p.policies } : {}),

@@ -54,6 +54,7 @@ export const agentRoutes = {
   ...crudRoutes({
     ...base,
     plural: 'Agents',
+    upload: true,
     input: agentInputSchema,
     output: agentSchema,
     getQuery: showSecretsQuerySchema,

@@ -33,7 +33,8 @@ const urlSchema = z.object({
 /** What a caller may set; `revisions` is server-owned and ignored on input. */
 export const applicationSpecInputSchema = z.object({
   enabled: z.boolean().default(true),
-  image: z.string().min(1, 'must not be empty').max(512, 'must be at most 512 characters'),
+  /** Required unless the create or update is `?upload=true`: the build then sets it (issue 15). */
+  image: z.string().min(1, 'must not be empty').max(512, 'must be at most 512 characters').optional(),
   envs: envsSchema.default([]),
   memory: memoryMbSchema.default(2048),
   port: z
@@ -76,6 +77,7 @@ export const applicationRoutes = {
     input: applicationInputSchema,
     output: applicationSchema,
     upsert: true,
+    upload: true,
   }),
   revisions: revisionsRoute({ ...base, response: appRevisionSchema }),
 };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { listQuerySchema } from '../pagination.js';
 import { defineRoute } from '../route.js';
+import { UPLOAD_URL_HEADERS, uploadQuerySchema } from './build-routes.js';
 
 /**
  * The five "CRUD-std" routes of a catalogue kind (reference §1: list, create, get, update, delete;
@@ -32,6 +33,8 @@ export interface CrudOptions<
   upsert?: boolean;
   /** The list is a bare array under every version (RouteSpec.bareList; issue 14 item 3). */
   bareList?: boolean;
+  /** Create and update take `?upload=true` (deploy from code, build-routes.ts). */
+  upload?: boolean;
 }
 
 export function crudRoutes<
@@ -47,6 +50,9 @@ export function crudRoutes<
   const getQuery = (o.getQuery ?? z.object({})) as G;
   const item = `${o.path}/{${o.param}}`;
   const what = o.singular.toLowerCase();
+  const upload = o.upload
+    ? ({ query: uploadQuerySchema, responseHeaders: UPLOAD_URL_HEADERS } as const)
+    : ({} as const);
   return {
     list: defineRoute({
       operationId: `list${o.plural}`,
@@ -67,6 +73,7 @@ export function crudRoutes<
       summary: `Create a ${what} (409 if the name is taken)`,
       tag: o.tag,
       auth: 'workspace',
+      ...upload,
       body: o.input,
       response: o.output,
       errors: [400, 409],
@@ -93,6 +100,7 @@ export function crudRoutes<
       tag: o.tag,
       auth: 'workspace',
       params,
+      ...upload,
       body: o.input,
       response: o.output,
       errors: o.upsert ? [400] : [400, 404],

@@ -67,6 +67,7 @@ export const functionRoutes = {
   ...crudRoutes({
     ...base,
     plural: 'Functions',
+    upload: true,
     input: functionInputSchema,
     output: functionSchema,
     getQuery: showSecretsQuerySchema,

@@ -2,13 +2,19 @@ import { z } from 'zod';
 import { listQuerySchema } from '../pagination.js';
 import { defineRoute } from '../route.js';
 import { coreEventSchema } from './envelope.js';
+import { IMAGE_RESOURCE_TYPES } from './image-types.js';
+import {
+  UPLOAD_URL_HEADERS,
+  imageUploadSchema,
+  imageUploadStartedSchema,
+  uploadQuerySchema,
+} from './build-routes.js';
 
 /**
  * Container images, tags and sharing (spec "Container image (share result)", Management API rules
  * 1-3; reference §1.9). An image ref is `{resourceType}/{name}:{tag}`.
  */
-export const IMAGE_RESOURCE_TYPES = ['agents', 'functions', 'sandboxes', 'jobs'] as const;
-export type ImageResourceType = (typeof IMAGE_RESOURCE_TYPES)[number];
+export { IMAGE_RESOURCE_TYPES, type ImageResourceType } from './image-types.js';
 const resourceTypeSchema = z.enum(IMAGE_RESOURCE_TYPES, {
   error: `must be one of ${IMAGE_RESOURCE_TYPES.join(', ')}`,
 });
@@ -108,11 +114,21 @@ export const imageRoutes = {
     operationId: 'createImage',
     method: 'post',
     path: '/v0/images',
-    summary: 'Register a prebuilt image under {resourceType}/{name} without creating a deployment',
+    summary:
+      'Register a prebuilt image under {resourceType}/{name} without creating a deployment; with ?upload=true, build one from code',
     tag: 'images',
     auth: 'workspace',
+    query: uploadQuerySchema,
     body: imageCreateSchema,
     response: imageCreatedSchema,
+    responseHeaders: UPLOAD_URL_HEADERS,
+    variants: [
+      {
+        when: 'with `?upload=true`, `ImageUpload` answered by `ImageUploadStarted` and an upload URL',
+        body: imageUploadSchema,
+        response: imageUploadStartedSchema,
+      },
+    ],
     errors: [400],
   }),
   get: defineRoute({

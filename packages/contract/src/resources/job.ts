@@ -278,6 +278,7 @@ export const jobRoutes = {
   ...crudRoutes({
     ...base,
     plural: 'Jobs',
+    upload: true,
     input: jobInputSchema,
     output: jobSchema,
     getQuery: showSecretsQuerySchema,

@@ -3,7 +3,7 @@ import { apiErrorFrom } from '../http/errors.js';
 import { readBody } from '../http/transport.js';
 
 /** The kinds with a code-upload flow (issue 15). */
-export type BuildKind = 'agents' | 'functions' | 'jobs';
+export type BuildKind = 'agents' | 'functions' | 'jobs' | 'applications';
 export type ImageResourceType = BuildKind | 'sandboxes';
 
 export interface OpenedUpload<T> {

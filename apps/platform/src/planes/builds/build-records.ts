@@ -3,11 +3,11 @@
  * jobs and images), declared here and implemented by the catalogue; compose.ts hands it in
  * (apps/platform/ARCHITECTURE.md: planes meet only through interfaces).
  */
-export type ImageResourceType = 'agents' | 'functions' | 'jobs' | 'sandboxes';
+export type ImageResourceType = 'agents' | 'functions' | 'jobs' | 'sandboxes' | 'applications';
 
 export interface BuildTarget {
   /** The record the build is for: a workload kind (`agent`, `function`, `job`) or `image`. */
-  kind: 'agent' | 'function' | 'job' | 'image';
+  kind: 'agent' | 'function' | 'job' | 'application' | 'image';
   name: string;
   /** The image repository the build's tags go under: `{imageType}/{name}:{tag}` (reference §1.9). */
   imageType: ImageResourceType;
@@ -33,6 +33,8 @@ export interface BuildRecords {
   exists(workspace: string, target: BuildTarget): Promise<boolean>;
   /** Whether image `{imageType}/{name}` of the workspace still lists `tag` (the GC's question). */
   tagExists(workspace: string, imageType: string, name: string, tag: string): Promise<boolean>;
+  /** Records of every workspace still UPLOADING or BUILDING (what a restart must resume or fail). */
+  inProgress(): Promise<Array<{ workspace: string; target: BuildTarget; status: 'UPLOADING' | 'BUILDING' }>>;
   /** `POST /v0/images?upload=true`: the image record, created UPLOADING when missing. */
   openImage(workspace: string, actor: string, imageType: ImageResourceType, name: string): Promise<void>;
 }

@@ -1,6 +1,14 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  buildProxyEnv,
+  type BuildNetworkLease,
+  type BuildNetworkMode,
+  type BuildNetworkProvider,
+} from './build-network.js';
+import { endScratch, forgetPid, notePid, reapBuilderOrphans, scratchRoot } from './builder-orphans.js';
 
 /**
  * The image builder (issue 15 "Builds"): buildah from Debian's packages, rootful, with its own
@@ -13,8 +21,10 @@ export interface BuildahOptions {
   root: string;
   runroot: string;
   isolation: 'oci' | 'chroot';
-  /** `host`: RUN steps reach what the host reaches (package registries); `none`: no network. */
-  network: 'host' | 'none';
+  /** What RUN steps may reach (build-network.ts): the public internet through the build proxy by default. */
+  network: BuildNetworkMode;
+  /** The per-build namespace and proxy behind `egress` (compose.ts hands it in). */
+  egress?: BuildNetworkProvider;
   memoryMB: number;
   timeoutMs: number;
   /** Extra CAs trusted inside build steps (operator CA, TLS-inspecting proxies), PEM. */
@@ -81,6 +91,39 @@ export class Buildah {
   async build(r: BuildRequest): Promise<void> {
     const caFile = join(this.o.root, 'build-ca-bundle.crt');
     writeFileSync(caFile, this.caBundle ?? this.o.trustedCaPem);
+    const lease = await this.openNetwork();
+    // This build's own runc state and TMPDIR: whatever outlives buildah is found there.
+    const scratch = join(scratchRoot(this.o), randomBytes(6).toString('hex'));
+    mkdirSync(join(scratch, 'tmp'), { recursive: true, mode: 0o700 });
+    try {
+      await this.buildIn(r, caFile, lease, scratch);
+    } finally {
+      endScratch(scratch);
+      await lease?.release();
+    }
+  }
+
+  private async openNetwork(): Promise<BuildNetworkLease | undefined> {
+    if (this.o.network !== 'egress') return undefined;
+    if (!this.o.egress)
+      throw new BuildFailure('the build network (TARMAC_BUILD_NETWORK=egress) is not set up');
+    try {
+      return await this.o.egress.open();
+    } catch (err) {
+      throw new BuildFailure(`the build network could not be set up: ${(err as Error).message}`);
+    }
+  }
+
+  private async buildIn(
+    r: BuildRequest,
+    caFile: string,
+    lease: BuildNetworkLease | undefined,
+    scratch: string,
+  ): Promise<void> {
+    // The build's proxy password is good for this build only and revoked after it; still, a step
+    // that prints its environment does not put it in the log.
+    const password = lease ? new URL(lease.proxyUrl).password : '';
+    const log = password ? (line: string) => r.log(line.replaceAll(password, '****')) : r.log;
     const args = [
       'build',
       '--pull=never',
@@ -88,7 +131,10 @@ export class Buildah {
       // A failed step's container goes too (the default keeps it, mounted, in our storage).
       '--force-rm',
       `--isolation=${this.o.isolation}`,
-      `--network=${this.o.network}`,
+      // Step containers' runc state under our runroot: a crashed run's are found (builder-orphans.ts).
+      '--runtime-flag',
+      `root=${join(scratch, 'runc')}`,
+      `--network=${lease ? `ns:${lease.netnsPath}` : this.o.network}`,
       `--memory=${this.o.memoryMB}m`,
       // Trusted CAs for build steps only: a bind mount is not part of any layer (issue 15).
       '--volume',
@@ -101,7 +147,8 @@ export class Buildah {
       ...r.secrets.flatMap((s) => ['--secret', `id=${s.id},src=${s.file}`]),
       r.contextDir,
     ];
-    await this.run(args, r.log, r.signal);
+    const env = { TMPDIR: join(scratch, 'tmp'), ...(lease ? buildProxyEnv(lease.proxyUrl) : {}) };
+    await this.run(args, log, r.signal, { env });
   }
 
   /** The image's layers as its config names them (diff IDs: uncompressed digests), bottom first. */
@@ -156,9 +203,34 @@ export class Buildah {
     await run('umount', [join(this.o.root, 'overlay')], () => {}, none, 30_000).catch(() => undefined);
   }
 
-  private run(args: string[], log: (line: string) => void, signal: AbortSignal): Promise<string> {
+  /**
+   * At start: what a platform that died mid-build left (builder-orphans.ts), then the working
+   * containers. Returns what was killed, for the log.
+   */
+  async reapOrphans(): Promise<string[]> {
+    // Only where a build was cut short: buildah's first command on a storage mounts it (its
+    // overlay folder), which a platform that never builds must not leave behind.
+    if (!existsSync(this.o.root)) return [];
+    const scratch = scratchRoot(this.o);
+    const cutShort = existsSync(scratch) && readdirSync(scratch).length > 0;
+    const removed = reapBuilderOrphans(this.o);
+    if (cutShort || removed.length > 0)
+      await this.run(['rm', '--all'], () => {}, new AbortController().signal).catch(() => undefined);
+    return removed;
+  }
+
+  private run(
+    args: string[],
+    log: (line: string) => void,
+    signal: AbortSignal,
+    extra: { env?: Record<string, string> } = {},
+  ): Promise<string> {
     const global = ['--root', this.o.root, '--runroot', this.o.runroot, '--storage-driver', 'overlay'];
-    return run(this.o.binary ?? 'buildah', [...global, ...args], log, signal, this.o.timeoutMs);
+    return run(this.o.binary ?? 'buildah', [...global, ...args], log, signal, this.o.timeoutMs, {
+      ...extra,
+      onSpawn: (pid) => notePid(this.o, pid),
+      onExit: (pid) => forgetPid(this.o, pid),
+    });
   }
 }
 
@@ -169,10 +241,24 @@ export function run(
   log: (line: string) => void,
   signal: AbortSignal,
   timeoutMs: number,
+  extra: {
+    /** Added to the inherited environment (the build proxy variables, build-network.ts). */
+    env?: Record<string, string>;
+    /** Told the process id (builder-orphans.ts notes it) and when the process is gone. */
+    onSpawn?: (pid: number) => void;
+    onExit?: (pid: number) => void;
+  } = {},
 ): Promise<string> {
+  const { env } = extra;
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(new BuildFailure('build cancelled'));
-    const child = spawn(cmd, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    // `env K=V… cmd`: the variables on top of the inherited environment, which only main.ts reads.
+    const [file, argv] = env
+      ? ['env', [...Object.entries(env).map(([k, v]) => `${k}=${v}`), cmd, ...args]]
+      : [cmd, args];
+    const child = spawn(file, argv, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const pid = child.pid;
+    if (pid) extra.onSpawn?.(pid);
     let stdout = '';
     let why: string | undefined;
     const kill = (reason: string) => {
@@ -208,6 +294,7 @@ export function run(
     });
     child.on('close', (code) => {
       clearTimeout(timer);
+      if (pid) extra.onExit?.(pid);
       signal.removeEventListener('abort', onAbort);
       if (why) reject(new BuildFailure(why));
       else if (code !== 0) reject(new BuildFailure(`${cmd} exited with code ${code}`));

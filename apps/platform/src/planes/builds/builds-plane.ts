@@ -5,6 +5,7 @@ import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { ChangeFeed } from '../../framework/change-feed.js';
 import { Buildah } from './buildah.js';
+import type { BuildNetworkMode, BuildNetworkProvider } from './build-network.js';
 import type { BuildImageStore, BuildRecords, BuildTarget } from './build-records.js';
 import { registerBuildRoutes } from './builds.routes.js';
 import { BuildsService } from './builds.service.js';
@@ -30,13 +31,15 @@ export interface BuildsPlaneDeps {
   apiUrl: () => string;
   /** CAs trusted inside build steps besides the base image's (operator CA, inspecting proxies). */
   trustedCaPem: string;
+  /** The namespace and proxy of each build under `network: 'egress'` (build-network.ts). */
+  egress?: BuildNetworkProvider;
   limits: {
     maxUploadBytes: number;
     maxSourceBytes: number;
     urlTtlMs: number;
     memoryMB: number;
     timeoutMs: number;
-    network: 'host' | 'none';
+    network: BuildNetworkMode;
     gcIntervalMs: number;
   };
 }
@@ -48,6 +51,7 @@ export function buildsPlane(d: BuildsPlaneDeps) {
     runroot: join(dir, 'run'),
     isolation: 'oci',
     network: d.limits.network,
+    ...(d.egress ? { egress: d.egress } : {}),
     memoryMB: d.limits.memoryMB,
     timeoutMs: d.limits.timeoutMs,
     trustedCaPem: d.trustedCaPem,
@@ -77,11 +81,24 @@ export function buildsPlane(d: BuildsPlaneDeps) {
     apiUrl: d.apiUrl,
     log: (msg, extra) => d.logger.warn(extra ?? {}, msg),
   });
+  // Builds survive a restart (build-recovery.ts): a dead run's processes go, then interrupted
+  // builds resume and records left waiting with nothing to resume are FAILED.
+  const recovered = builds
+    .recover(async () => {
+      const killed = await builder.reapOrphans();
+      if (killed.length > 0) d.logger.warn({ killed }, 'removed what builds of an earlier run left running');
+    })
+    .then(
+      (r) =>
+        r.resumed + r.failed > 0 ? d.logger.info(r, 'builds of the last run resumed or failed') : undefined,
+      (err: unknown) => d.logger.error({ err }, 'interrupted builds not recovered'),
+    );
   // Deleting the record cancels its build (issue 15): the change feed says which record moved.
   const kinds: Array<[string, BuildTarget['kind']]> = [
     ['agent', 'agent'],
     ['function', 'function'],
     ['job', 'job'],
+    ['application', 'application'],
   ];
   const unsubscribe = kinds.map(([kind, k]) =>
     d.changes.subscribe(kind, (ref) => {
@@ -95,7 +112,9 @@ export function buildsPlane(d: BuildsPlaneDeps) {
     registerRoutes: (app: Hono<ServerEnv>) =>
       registerBuildRoutes(app, { builds, authenticator: d.authenticator, workspaces: d.workspaces }),
     gc,
+    recovered,
     close: async () => {
+      await recovered;
       gc.stop();
       unsubscribe.forEach((u) => u());
       await builds.stop();

@@ -1,5 +1,6 @@
 import {
   invalidField,
+  parseOrThrow,
   notFound,
   requirePrincipal,
   requireWorkspace,
@@ -9,7 +10,7 @@ import {
 } from '@tarmac/server-kit';
 import type { Context, Hono } from 'hono';
 import { stream } from 'hono/streaming';
-import { z } from 'zod';
+import { buildLogsQuerySchema, imageUploadSchema } from '@tarmac/contract';
 import type { BuildTarget, ImageResourceType } from './build-records.js';
 import type { BuildsService } from './builds.service.js';
 
@@ -26,11 +27,11 @@ const WORKLOADS: Record<string, { kind: BuildTarget['kind']; imageType: ImageRes
   agents: { kind: 'agent', imageType: 'agents' },
   functions: { kind: 'function', imageType: 'functions' },
   jobs: { kind: 'job', imageType: 'jobs' },
+  applications: { kind: 'application', imageType: 'applications' },
 };
-const imageUploadBody = z.object({
-  resourceType: z.enum(['agents', 'functions', 'jobs', 'sandboxes']),
-  name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$/, 'must be a lowercase name (a-z, 0-9, -)'),
-});
+// Shapes from the contract (packages/contract resources/build-routes.ts), so the OpenAPI
+// document says what is served here.
+const imageUploadBody = imageUploadSchema;
 
 export interface BuildRoutesDeps {
   builds: BuildsService;
@@ -80,8 +81,9 @@ async function serveLog(c: Context<ServerEnv>, d: BuildRoutesDeps, target: Build
   const access = await requireWorkspace(c, principal, d.workspaces, undefined);
   const log = d.builds.logOf(access.name, target);
   if (!log) throw notFound(`Build of ${target.imageType}/${target.name}`);
+  const { follow } = parseOrThrow(buildLogsQuerySchema, c.req.query(), 'query');
   c.header('content-type', 'text/plain; charset=utf-8');
-  if (c.req.query('follow') !== 'true' || log.done)
+  if (follow !== 'true' || log.done)
     return c.body(
       log
         .snapshot()

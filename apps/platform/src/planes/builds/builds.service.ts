@@ -1,19 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ApiError, forbidden, invalidField } from '@tarmac/server-kit';
 import { BuildFailure, type Buildah } from './buildah.js';
 import { BuildLog } from './build-log.js';
-import { buildArgs, parseEnvFile } from './build-inputs.js';
+import { buildArgs } from './build-inputs.js';
 import type { BuildImageStore, BuildRecords, BuildTarget } from './build-records.js';
-import { detect } from './dockerfile-detect.js';
 import type { BuiltEntry } from './image-gc.js';
 import { LayerExport } from './layer-export.js';
 import { extractSource, SourceArchiveError, type SourceLimits } from './source-archive.js';
 import type { UploadTickets } from './upload-tickets.js';
 import { WorkspaceQueue } from './workspace-queue.js';
+import { dockerfileFor, secretsOf } from './build-context.js';
+import { leftBuilds, persistBuild, restartFailure } from './build-recovery.js';
 
 /**
  * The code-upload flow (issue 15 "The flow"): `?upload=true` opens a build and answers a signed,
@@ -47,6 +48,8 @@ interface Build {
   log: BuildLog;
   abort: AbortController;
   state: 'UPLOADING' | 'BUILDING' | 'BUILT' | 'FAILED';
+  /** Fails the build when its upload URL expires unused (no record stays UPLOADING forever). */
+  expiry?: NodeJS.Timeout;
 }
 
 export const UPLOAD_PATH = '/v0/builds/uploads/';
@@ -57,6 +60,10 @@ export class BuildsService {
   private readonly builds = new Map<string, Build>();
   private readonly latest = new Map<string, string>();
   private readonly queue = new WorkspaceQueue(1);
+  /** Set by `stop`: interrupted builds keep their source and resume at the next start. */
+  private stopping = false;
+  /** Builds start only after a dead run's leftovers are gone (`recover`). */
+  private gate: Promise<void> = Promise.resolve();
 
   constructor(private readonly d: BuildsDeps) {}
 
@@ -77,6 +84,8 @@ export class BuildsService {
     this.builds.set(build.id, build);
     this.latest.set(key, build.id);
     const { token, expiresAt } = this.d.tickets.issue({ workspace, buildId: build.id });
+    build.expiry = setTimeout(() => void this.expire(build), expiresAt.getTime() - Date.now() + 1000);
+    build.expiry.unref();
     await this.d.records.setStatus(
       workspace,
       target,
@@ -100,7 +109,9 @@ export class BuildsService {
   async receive(token: string, body: Readable): Promise<{ buildId: string }> {
     const ticket = this.d.tickets.consume(token);
     const build = this.builds.get(ticket.buildId);
-    if (!build || build.abort.signal.aborted) throw forbidden('upload URL belongs to a cancelled build');
+    if (!build || build.abort.signal.aborted || build.state !== 'UPLOADING')
+      throw forbidden('upload URL belongs to a cancelled build');
+    clearTimeout(build.expiry);
     const dir = join(this.d.workDir, build.id);
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -117,6 +128,14 @@ export class BuildsService {
     } finally {
       rmSync(archive, { force: true });
     }
+    // From here the build survives a restart (build-recovery.ts).
+    persistBuild(dir, {
+      id: build.id,
+      workspace: build.workspace,
+      actor: build.actor,
+      target: build.target,
+      receivedAt: Date.now(),
+    });
     const ahead = this.queue.ahead(build.workspace);
     build.state = 'BUILDING';
     await this.d.records.setStatus(
@@ -129,10 +148,66 @@ export class BuildsService {
     return { buildId: build.id };
   }
 
-  /** Shutdown: running builds are cancelled (their records stay BUILDING; see README "Not yet"). */
+  /**
+   * Shutdown: running and queued builds stop; their records stay BUILDING and their sources stay
+   * on disk, so the next start resumes them (`recover`). Builds still waiting for their upload
+   * are failed by the next start (their URLs die with this process).
+   */
   async stop(): Promise<void> {
+    this.stopping = true;
+    for (const b of this.builds.values()) clearTimeout(b.expiry);
     for (const id of this.builds.keys()) this.cancelBuild(id, 'the platform is stopping');
     await this.queue.idle();
+  }
+
+  /**
+   * At start (issue 15: builds survive a restart): a build the last run stopped or crashed in is
+   * resumed from its kept source, queued in arrival order, when its record still waits for it;
+   * a record left UPLOADING/BUILDING with nothing to resume is FAILED with an event saying why.
+   */
+  async recover(cleanUp: () => Promise<unknown> = async () => undefined): Promise<{
+    resumed: number;
+    failed: number;
+  }> {
+    // The folders of the last run, listed before anything awaits: an upload of this run may be
+    // writing its own folder by the time the cleanup is done.
+    const { resumable, stale } = leftBuilds(this.d.workDir);
+    this.gate = cleanUp().then(
+      () => undefined,
+      (err: unknown) => this.d.log('builder leftovers not removed', { err: (err as Error).message }),
+    );
+    await this.gate;
+    const pending = await this.d.records.inProgress();
+    const waiting = new Map(pending.map((r) => [keyOf(r.workspace, r.target), r]));
+    for (const dir of stale) rmSync(dir, { recursive: true, force: true });
+    let resumed = 0;
+    for (const p of resumable) {
+      const key = keyOf(p.workspace, p.target);
+      if (!waiting.has(key) || this.latest.has(key)) {
+        rmSync(p.dir, { recursive: true, force: true }); // deleted, rebuilt or re-uploaded since
+        continue;
+      }
+      const build: Build = { ...p, log: new BuildLog(), abort: new AbortController(), state: 'BUILDING' };
+      this.builds.set(build.id, build);
+      this.latest.set(key, build.id);
+      build.log.add(`Build ${build.id} resumed after a platform restart`);
+      const ahead = this.queue.ahead(build.workspace);
+      await this.d.records.setStatus(
+        build.workspace,
+        build.target,
+        'BUILDING',
+        `Build resumed after a platform restart${ahead > 0 ? `; queued behind ${ahead} build(s)` : ''}`,
+      );
+      void this.queue.run(build.workspace, () => this.runBuild(build, p.dir));
+      resumed++;
+    }
+    let failed = 0;
+    for (const r of pending) {
+      if (this.latest.has(keyOf(r.workspace, r.target))) continue;
+      await this.d.records.setStatus(r.workspace, r.target, 'FAILED', restartFailure(r.status));
+      failed++;
+    }
+    return { resumed, failed };
   }
 
   /** The record's latest build log, or undefined. */
@@ -153,8 +228,19 @@ export class BuildsService {
   private cancelBuild(id: string, why: string): void {
     const b = this.builds.get(id);
     if (!b || b.state === 'BUILT' || b.state === 'FAILED') return;
+    clearTimeout(b.expiry);
     b.log.add(`Build cancelled: ${why}`);
     b.abort.abort();
+  }
+
+  /** The upload URL expired unused: FAILED, so the record does not stay UPLOADING. */
+  private async expire(build: Build): Promise<void> {
+    if (build.state !== 'UPLOADING' || build.abort.signal.aborted) return;
+    this.cancelBuild(build.id, 'the upload URL expired');
+    await this.fail(
+      build,
+      'The upload URL expired before the code upload arrived. Ask for a new one (?upload=true).',
+    ).catch((err: unknown) => this.d.log('build status not written', { err: (err as Error).message }));
   }
 
   private async runBuild(build: Build, dir: string): Promise<void> {
@@ -163,11 +249,12 @@ export class BuildsService {
     const src = join(dir, 'src');
     let localTag = '';
     try {
+      await this.gate;
       if (signal.aborted) throw new BuildFailure('build cancelled');
       log.add(`Build ${build.id} of ${build.target.imageType}/${build.target.name} started`);
       await this.d.builder.seed(await this.d.images.baseImage(), (l) => log.add(l), signal);
-      const dockerfile = this.dockerfileFor(src, dir, log);
-      const secrets = this.secretsOf(src, dir, log);
+      const dockerfile = dockerfileFor(src, dir, log);
+      const secrets = secretsOf(src, dir, log);
       const tag = `b${Date.now().toString(36)}${build.id.slice(0, 4)}`;
       localTag = `localhost/tarmac-build/${build.id}:${tag}`;
       const t0 = Date.now();
@@ -217,6 +304,11 @@ export class BuildsService {
           `in ${secs(t2 - t1)} s; stored in ${secs(Date.now() - t2)} s`,
       );
     } catch (err) {
+      if (this.stopping && signal.aborted) {
+        // Not a failure: the record stays BUILDING and the next start resumes from the kept source.
+        log.add('Build interrupted by a platform stop; it resumes when the platform starts again');
+        return;
+      }
       const reason = err instanceof BuildFailure ? err.message : `internal error: ${(err as Error).message}`;
       if (!(err instanceof BuildFailure))
         this.d.log('build failed', { err: (err as Error).message, build: build.id });
@@ -224,7 +316,10 @@ export class BuildsService {
       await this.fail(build, ['Build failed:', ...log.tail(FAIL_LINES)].join('\n')).catch(() => undefined);
     } finally {
       log.end();
-      rmSync(dir, { recursive: true, force: true });
+      const keep = this.stopping && signal.aborted && build.state === 'BUILDING';
+      // Kept for the resume: src/ and the secret build args (env.build); the rest is remade.
+      if (keep) rmSync(join(dir, 'image.oci'), { recursive: true, force: true });
+      else rmSync(dir, { recursive: true, force: true });
       // After the log ends (the CLI waits for it): the builder's layer cache stays (intermediate
       // images); exported layers no build used for a day leave the export cache.
       if (localTag) await this.d.builder.removeImage(localTag);
@@ -236,38 +331,6 @@ export class BuildsService {
     build.state = 'FAILED';
     if (build.abort.signal.aborted && !(await this.d.records.exists(build.workspace, build.target))) return;
     await this.d.records.setStatus(build.workspace, build.target, 'FAILED', message);
-  }
-
-  /** The folder's Dockerfile, or one generated for a detected runtime; FAILED says what was looked for. */
-  private dockerfileFor(src: string, dir: string, log: BuildLog): string {
-    if (existsSync(join(src, 'Dockerfile'))) return join(src, 'Dockerfile');
-    const found = detect(src);
-    if (found.runtime === 'none')
-      throw new BuildFailure(`no Dockerfile and no runtime detected; looked for ${found.lookedFor}`);
-    log.add(found.summary);
-    for (const line of found.dockerfile.trimEnd().split('\n')) log.add(`  ${line}`);
-    const file = join(dir, 'Dockerfile.generated');
-    writeFileSync(file, found.dockerfile);
-    return file;
-  }
-
-  /** `.env.build` leaves the context; each value becomes a `--secret` file (0600, outside the context). */
-  private secretsOf(src: string, dir: string, log: BuildLog): Array<{ id: string; file: string }> {
-    const envFile = join(src, '.env.build');
-    if (!existsSync(envFile)) return [];
-    const values = parseEnvFile(readFileSync(envFile, 'utf8'));
-    rmSync(envFile, { force: true });
-    log.mask(Object.values(values));
-    const secretDir = join(dir, 'secrets');
-    mkdirSync(secretDir, { mode: 0o700 });
-    log.add(
-      `Secret build args: ${Object.keys(values).join(', ') || '(none)'} (RUN --mount=type=secret,id=KEY)`,
-    );
-    return Object.entries(values).map(([id, value]) => {
-      const file = join(secretDir, id);
-      writeFileSync(file, value, { mode: 0o600 });
-      return { id, file };
-    });
   }
 }
 

@@ -10,16 +10,31 @@ import { IMAGE_KIND, imageKey, type StoredImageSpec, type StoredTag } from './im
  * changes only the status: the previous image and revision stay (issue 15 "a failed build leaves
  * the previous revision serving"). compose.ts hands this to the builds plane as its BuildRecords.
  */
-type Kind = 'agent' | 'function' | 'job' | 'image';
+type Kind = 'agent' | 'function' | 'job' | 'application' | 'image';
 interface Target {
   kind: Kind;
   name: string;
-  imageType: 'agents' | 'functions' | 'jobs' | 'sandboxes';
+  imageType: 'agents' | 'functions' | 'jobs' | 'sandboxes' | 'applications';
+}
+/** What an application row stores (applications.service.ts): the image and revisions at the top. */
+interface ApplicationStored {
+  image?: string;
+  envs?: unknown[];
+  memory?: number;
+  port?: number;
+  revision?: Record<string, unknown>;
+  revisions?: unknown[];
 }
 interface RuntimeSpec {
   runtime?: Record<string, unknown>;
 }
-const LABELS: Record<Kind, string> = { agent: 'Agent', function: 'Function', job: 'Job', image: 'Image' };
+const LABELS: Record<Kind, string> = {
+  agent: 'Agent',
+  function: 'Function',
+  job: 'Job',
+  application: 'Application',
+  image: 'Image',
+};
 const MAX_REVISIONS = 20;
 
 export class CatalogueBuildRecords {
@@ -48,6 +63,36 @@ export class CatalogueBuildRecords {
       imageKey(imageType, name),
     );
     return !!row && !row.terminatedAt && row.spec.tags.some((t) => t.name === tag);
+  }
+
+  async inProgress(): Promise<
+    Array<{ workspace: string; target: Target; status: 'UPLOADING' | 'BUILDING' }>
+  > {
+    const out: Array<{ workspace: string; target: Target; status: 'UPLOADING' | 'BUILDING' }> = [];
+    for (const kind of Object.keys(LABELS) as Kind[]) {
+      const rows = await this.deps.store.resources.listByKind(kind === 'image' ? IMAGE_KIND : kind, {
+        status: ['UPLOADING', 'BUILDING'],
+      });
+      for (const row of rows) {
+        const status = row.status as 'UPLOADING' | 'BUILDING';
+        if (kind !== 'image') {
+          out.push({
+            workspace: row.workspace,
+            status,
+            target: { kind, name: row.name, imageType: `${kind}s` },
+          });
+          continue;
+        }
+        const slash = row.name.indexOf('/'); // imageKey: `{imageType}/{name}`
+        const imageType = row.name.slice(0, slash) as Target['imageType'];
+        out.push({
+          workspace: row.workspace,
+          status,
+          target: { kind, imageType, name: row.name.slice(slash + 1) },
+        });
+      }
+    }
+    return out;
   }
 
   async setStatus(workspace: string, t: Target, status: string, message: string): Promise<void> {
@@ -103,6 +148,7 @@ export class CatalogueBuildRecords {
       event: newEvent(row, 'build', 'BUILT', `Tag ${image.tag} built (${image.sizeBytes} bytes)`, now),
     }));
     if (t.kind === 'image') return;
+    if (t.kind === 'application') return this.builtApplication(workspace, actor, t.name, image.ref, now);
     await this.rows(t).mutate(workspace, t.name, actor, async (row) => {
       const revisions = (row.system.revisions as unknown[] | undefined) ?? [];
       const revision = {
@@ -124,6 +170,45 @@ export class CatalogueBuildRecords {
           `Built image ${image.ref}; waiting for a runtime to deploy it`,
           now,
         ),
+      };
+    });
+  }
+
+  /**
+   * An application names its image at `spec.image` and keeps AppRevisions (reference §1.5:
+   * `{id, image, envs, memory, port, createdAt, createdBy}`); the new one becomes the active one,
+   * as a create or update without an explicit choice makes it (applications.service.ts).
+   */
+  private async builtApplication(
+    workspace: string,
+    actor: string,
+    name: string,
+    ref: string,
+    now: Date,
+  ): Promise<void> {
+    const rows = new ResourceCollection<ApplicationStored>(this.deps, 'application', 'Application');
+    await rows.mutate(workspace, name, actor, async (row) => {
+      const spec = row.spec;
+      const revision = {
+        id: randomBytes(6).toString('hex'),
+        image: ref,
+        envs: spec.envs ?? [],
+        memory: spec.memory ?? 2048,
+        port: spec.port ?? 8080,
+        createdAt: now.toISOString(),
+        createdBy: actor,
+      };
+      return {
+        patch: {
+          spec: {
+            ...spec,
+            image: ref,
+            revision: { ...spec.revision, active: revision.id },
+            revisions: [revision, ...(spec.revisions ?? [])].slice(0, MAX_REVISIONS),
+          },
+          status: 'BUILT',
+        },
+        event: newEvent(row, 'build', 'BUILT', `Built image ${ref}; waiting for a runtime to deploy it`, now),
       };
     });
   }

@@ -4,7 +4,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { sandboxApiRoutes } from '@tarmac/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listenerRoutes, managementRoutes } from '../../app.js';
+import { buildPlaneRoutes, listenerRoutes, managementRoutes } from '../../app.js';
 import { openTestPlatform, testDatabases, type TestPlatform } from '../../test-support/harness.js';
 
 type Document = {
@@ -57,7 +57,7 @@ describe('OpenAPI document and reference page', () => {
 
   it('contains every route of the route tables, once, with its operationId and path parameters', () => {
     const operationIds: string[] = [];
-    for (const route of [...managementRoutes, ...listenerRoutes]) {
+    for (const route of [...managementRoutes, ...buildPlaneRoutes, ...listenerRoutes]) {
       const operation = doc.paths[route.path]?.[route.method];
       expect(operation, `${route.method} ${route.path}`).toBeDefined();
       expect(operation!.operationId).toBe(route.operationId);
@@ -72,7 +72,7 @@ describe('OpenAPI document and reference page', () => {
     }
     expect(new Set(operationIds).size).toBe(operationIds.length);
     const documented = Object.values(doc.paths).flatMap((item) => Object.keys(item)).length;
-    expect(documented).toBe(managementRoutes.length + listenerRoutes.length);
+    expect(documented).toBe(managementRoutes.length + buildPlaneRoutes.length + listenerRoutes.length);
   });
 
   // Issue 14 item 8: the image import (a raw archive body, served at the listener) is documented.
@@ -81,6 +81,42 @@ describe('OpenAPI document and reference page', () => {
       requestBody: { content: Record<string, { schema: unknown }> };
     };
     expect(op.requestBody.content['application/x-tar']?.schema).toEqual({ type: 'string', format: 'binary' });
+  });
+
+  // Issue 15: deploy from code — ?upload=true with its upload URL header, the upload PUT, the logs.
+  it('documents the code-upload flow: ?upload=true, the upload URL header, the archive PUT and the logs', () => {
+    type Op = {
+      parameters: { name: string; in: string }[];
+      requestBody?: { content: Record<string, { schema: { oneOf?: unknown[] } }> };
+      responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, unknown> }>;
+    };
+    const op = (path: string, method: string) => doc.paths[path]?.[method] as unknown as Op;
+    for (const [path, method] of [
+      ['/v0/agents', 'post'],
+      ['/v0/agents/{agentName}', 'put'],
+      ['/v0/functions', 'post'],
+      ['/v0/jobs/{jobId}', 'put'],
+      ['/v0/images', 'post'],
+    ] as const) {
+      const o = op(path, method);
+      expect(
+        o.parameters.some((p) => p.in === 'query' && p.name === 'upload'),
+        `${method} ${path}`,
+      ).toBe(true);
+      expect(Object.keys(o.responses['200']?.headers ?? {})).toEqual([
+        'X-Service-Upload-Url',
+        'X-Blaxel-Upload-Url',
+      ]);
+    }
+    expect(op('/v0/images', 'post').requestBody?.content['application/json']?.schema.oneOf).toHaveLength(2);
+    const put = op('/v0/builds/uploads/{token}', 'put');
+    expect(Object.keys(put.requestBody!.content)).toContain('application/zip');
+    expect(Object.keys(put.responses)).toEqual(expect.arrayContaining(['200', '400', '403', '413']));
+    for (const path of ['/v0/agents/{agentName}/logs', '/v0/images/{resourceType}/{imageName}/logs']) {
+      const logs = op(path, 'get');
+      expect(Object.keys(logs.responses['200']?.content ?? {})).toEqual(['text/plain']);
+      expect(logs.parameters.some((p) => p.in === 'query' && p.name === 'follow')).toBe(true);
+    }
   });
 
   it('every $ref resolves inside the document', () => {
@@ -95,6 +131,8 @@ describe('OpenAPI document and reference page', () => {
       for (const method of Object.keys(item)) {
         // Served by the listener in front of the app (its own e2e tests), not by the app.
         if (listenerRoutes.some((r) => r.path === path && r.method === method)) continue;
+        // The builds plane's (compose.ts mounts it; an app without it has none): tests/e2e/builds.
+        if (buildPlaneRoutes.some((r) => r.path === path && r.method === method)) continue;
         // Read-only probes: mutating methods are probed with an invalid body or an unknown name.
         const concrete = path.replace(/\{[^}]+\}/g, 'no-such-thing');
         const res = await t.request(`${concrete}?workspace=default`, {

@@ -11,12 +11,14 @@ export function registerApplicationRoutes(
 ): void {
   const r = applicationRoutes;
   mountRoute(app, deps, r.list, async ({ ctx, page }) => apps.list(workspaceOf(ctx), page, listFilter({})));
-  mountRoute(app, deps, r.create, async ({ ctx, body }) =>
-    apps.create(workspaceOf(ctx), principalOf(ctx).id, body),
+  mountRoute(app, deps, r.create, async ({ ctx, body, query }) =>
+    apps.create(workspaceOf(ctx), principalOf(ctx).id, body, { upload: query.upload === 'true' }),
   );
   mountRoute(app, deps, r.get, async ({ ctx, params }) => apps.get(workspaceOf(ctx), params.applicationName));
-  mountRoute(app, deps, r.update, async ({ ctx, params, body }) =>
-    apps.put(workspaceOf(ctx), principalOf(ctx).id, params.applicationName, body),
+  mountRoute(app, deps, r.update, async ({ ctx, params, body, query }) =>
+    apps.put(workspaceOf(ctx), principalOf(ctx).id, params.applicationName, body, {
+      upload: query.upload === 'true',
+    }),
   );
   mountRoute(app, deps, r.delete, async ({ ctx, params }) =>
     apps.delete(workspaceOf(ctx), params.applicationName),

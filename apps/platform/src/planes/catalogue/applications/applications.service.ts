@@ -5,7 +5,7 @@ import type {
   ApplicationSpecInput,
   MetadataInput,
 } from '@tarmac/contract';
-import type { PageRequest, PageResult, WorkspaceAccess } from '@tarmac/server-kit';
+import { invalidField, type PageRequest, type PageResult, type WorkspaceAccess } from '@tarmac/server-kit';
 import type { ResourceFilter, ResourceRow } from '@tarmac/store';
 import { randomBytes } from 'node:crypto';
 import { ResourceCollection, mapPage } from '../../../framework/collection.js';
@@ -23,6 +23,11 @@ export { APPLICATION_KIND } from '../../../framework/kinds.js';
  * `status` is the plain string of the newest event (spec: "computed from events").
  */
 const MAX_REVISIONS = 20;
+
+/** `?upload=true` (issue 15): `spec.image` may be missing; the build sets it. */
+interface UploadOption {
+  upload?: boolean;
+}
 
 /** What the row stores: the caller's spec (envs sealed) plus the generated revisions. */
 type StoredSpec = Omit<ApplicationSpecInput, 'revisions'> & { revisions: AppRevision[] };
@@ -55,10 +60,11 @@ export class ApplicationsService {
     ws: WorkspaceAccess,
     actor: string,
     input: { metadata: MetadataInput; spec: ApplicationSpecInput },
+    options: UploadOption = {},
   ) {
     const workspace = ws.name;
     const name = input.metadata.name;
-    const spec = this.nextSpec(workspace, name, actor, input.spec, undefined);
+    const spec = this.nextSpec(workspace, name, actor, input.spec, undefined, options);
     const event = this.deploymentEvent(spec, undefined);
     const row = await this.rows.create({
       workspace,
@@ -78,12 +84,13 @@ export class ApplicationsService {
     actor: string,
     name: string,
     input: { metadata: MetadataInput; spec: ApplicationSpecInput },
+    options: UploadOption = {},
   ): Promise<Application> {
     const workspace = ws.name;
     assertSameName(name, input.metadata.name);
     const before = await this.rows.find(workspace, name);
-    if (!before) return this.create(ws, actor, input);
-    const spec = this.nextSpec(workspace, name, actor, input.spec, before.spec);
+    if (!before) return this.create(ws, actor, input, options);
+    const spec = this.nextSpec(workspace, name, actor, input.spec, before.spec, options);
     const event = this.deploymentEvent(spec, before);
     const updated = await this.rows.update(
       before,
@@ -107,15 +114,38 @@ export class ApplicationsService {
     return this.view(row).spec.revisions;
   }
 
-  /** Seals secret envs and prepends a revision generated from the new spec (reference §1.5). */
+  /**
+   * Seals secret envs and prepends a revision generated from the new spec (reference §1.5). With
+   * `?upload=true` and no `image`, the image is the build's to set (issue 15): the previous one
+   * stays (a failed build leaves it serving) and the build adds the revision when it is BUILT.
+   */
   private nextSpec(
     workspace: string,
     name: string,
     actor: string,
     input: ApplicationSpecInput,
     before: StoredSpec | undefined,
+    options: UploadOption,
   ): StoredSpec {
     const { revisions: _ignored, ...rest } = input;
+    if (rest.image === undefined) {
+      if (!options.upload) throw invalidField('body.spec.image', 'is required');
+      const kept = before?.image;
+      const envs =
+        sealEnvs(
+          this.deps.secrets,
+          rest.envs,
+          secretContext(workspace, APPLICATION_KIND, name),
+          before?.envs,
+        ) ?? [];
+      return {
+        ...rest,
+        ...(kept !== undefined ? { image: kept } : {}),
+        envs,
+        ...(before?.revision ? { revision: { ...before.revision, ...rest.revision } } : {}),
+        revisions: before?.revisions ?? [],
+      };
+    }
     const envs =
       sealEnvs(
         this.deps.secrets,

@@ -32,6 +32,7 @@ const WORKLOAD_KIND: Record<ImageResourceType, string> = {
   functions: 'function',
   sandboxes: 'sandbox',
   jobs: 'job',
+  applications: 'application',
 };
 
 export class ImagesService {
@@ -238,11 +239,16 @@ export class ImagesService {
 
   private async usersOf(workspace: string, rt: ImageResourceType, name: string): Promise<string[]> {
     const kind = WORKLOAD_KIND[rt];
-    const rows = await allRows<{ runtime?: { image?: string } }>(this.deps.store, workspace, kind);
+    // Applications name their image at `spec.image`, the other workloads at `spec.runtime.image`.
+    const rows = await allRows<{ runtime?: { image?: string }; image?: string }>(
+      this.deps.store,
+      workspace,
+      kind,
+    );
     const prefixes = [`${rt}/${name}:`, `${kind}/${name}:`];
     return rows
       .filter((r) => {
-        const image = r.spec.runtime?.image ?? '';
+        const image = r.spec.runtime?.image ?? r.spec.image ?? '';
         return (
           prefixes.some((p) => image.startsWith(p)) ||
           image === `${rt}/${name}` ||
