@@ -16,6 +16,7 @@ import { CatalogueBuildRecords } from '../catalogue/build-records.js';
 import { Buildah } from './buildah.js';
 import { registerBuildRoutes } from './builds.routes.js';
 import { BuildsService } from './builds.service.js';
+import { LayerExport } from './layer-export.js';
 import { UploadTickets } from './upload-tickets.js';
 
 const [sqlite] = testDatabases({});
@@ -62,6 +63,7 @@ describe('applications: ?upload=true (issue 15)', () => {
           }),
           tickets: new UploadTickets(new Uint8Array(32).fill(3), 60_000),
           workDir: join(work, 'work'),
+          layerExport: new LayerExport(join(work, 'layer-cache')),
           limits: { maxUploadBytes: 1 << 20, maxBytes: 1 << 20, maxEntries: 100 },
           apiUrl: deps.apiUrl,
           log: () => undefined,
