@@ -35,6 +35,10 @@ import { jobReader } from './planes/catalogue/jobs/job-reader.js';
 import { toExecution } from './planes/catalogue/jobs/job-executions.service.js';
 import { gatewayAddress, SHARED_PORTS } from './planes/sandbox/egress/egress-plane.js';
 import { PLATFORM_VERSION } from './version.js';
+import { createRunPlane } from './planes/run/run-plane.js';
+import { recordOfReplicaCredential } from './planes/run/replica-container.js';
+import { runRecords } from './planes/catalogue/workloads/run-records.js';
+import { SandboxProxy } from './planes/sandbox/gateway/proxy.js';
 
 /** What main.ts opened: the process's config, store, keys and files. */
 export interface OpenedResources {
@@ -148,15 +152,51 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     maxMemoryMB: sandboxPlane.memoryCapacityMB,
     view: toExecution,
   });
+  // The run plane (planes/run/ARCHITECTURE.md): agent and function replicas on the sandbox engine,
+  // with a sandbox's egress defaults and per-workspace images; records from the catalogue; the
+  // sandbox gateway's byte-for-byte proxy in front of them.
+  const replicaProxy = new SandboxProxy();
+  const run = createRunPlane({
+    catalogue: runRecords({
+      store,
+      feed: shared.changeFeed,
+      now: () => new Date(),
+      secrets: shared.secrets,
+      hosts: { ...DEFAULT_HOSTS, ...config.hosts },
+      apiUrl: r.apiUrl,
+    }),
+    engine: sandboxPlane.engine,
+    setup: {
+      defaults: (credentialId) => egress.sandboxDefaults({ id: credentialId }),
+      resolveImage: (workspace, ref) => workspaceImages.resolve(workspace, ref),
+    },
+    forwarder: replicaProxy,
+    authenticator: shared.authenticator,
+    workspaces: shared.workspaces,
+    changes: shared.changeFeed,
+    home: config.home,
+    logger,
+    readyTimeoutMs: config.run.readyTimeoutMs,
+    holdMs: config.run.holdMs,
+    maxHeld: 1000,
+  });
   await egress.start({
     ensureBridge: () => sandboxPlane.ensureBridge(),
     // Running job tasks use the proxy like sandboxes: their own credentials, checked against
     // their address; their policy is a sandbox's without network settings.
-    live: { all: () => [...sandboxPlane.controllers.live.all(), ...jobs.liveTasks()] },
-    lookupLive: (id) => jobs.runner.findLiveTask(id),
+    live: {
+      all: () => [
+        ...sandboxPlane.controllers.live.all(),
+        ...jobs.liveTasks(),
+        ...run.controller.liveReplicas(),
+      ],
+    },
+    lookupLive: (id) =>
+      recordOfReplicaCredential(id) ? run.controller.findLive(id) : jobs.runner.findLiveTask(id),
     resources: {
       getById: async (id) => {
-        const execution = executionOfCredential(id);
+        // Task and replica identities: their policy is a sandbox's without network settings.
+        const execution = executionOfCredential(id) ?? recordOfReplicaCredential(id);
         if (!execution) return store.resources.getById(id);
         const row = await store.resources.getById(execution);
         return row && { ...row, spec: {}, system: {} };
@@ -234,7 +274,10 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       version: PLATFORM_VERSION,
       prices: config.metering.prices,
       servedModelTypes: SERVED_PROVIDER_TYPES,
-      extraRoutes: (app, routeDeps) => jobs.register(app, routeDeps),
+      extraRoutes: (app, routeDeps) => {
+        jobs.register(app, routeDeps);
+        run.register(app, routeDeps);
+      },
     },
     shared,
   );
@@ -244,6 +287,8 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     gatewayAddress(engineConfig.network.subnet ?? DEFAULT_NETWORK.subnet),
     [...SHARED_PORTS].reverse(),
   );
+
+  await run.start();
 
   // The model gateway (issue 18): the catalogue's model records in, usage out to metering.
   const modelGateway = createModelGatewayPlane({
@@ -269,7 +314,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     app,
     createServer: withSandboxGateway(
       () => sandboxPlane.gateway,
-      () => [...sandboxPlane.rawRoutes, modelGateway.route, ...builds.rawRoutes],
+      () => [...sandboxPlane.rawRoutes, modelGateway.route, run.route, ...builds.rawRoutes],
       () => sandboxPlane.previews,
       {
         guard: r.connections.publicGuard,
@@ -283,6 +328,8 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     closers: [
       // Task containers keep running too (a restart re-attaches them); the runner and cron stop.
       { name: 'jobs', close: () => jobs.stop() },
+      // Replicas keep running too (a restart re-attaches them without a new container).
+      { name: 'run', close: async () => (await run.stop(), replicaProxy.close()) },
       // Sandboxes keep running (restart safety); only the controllers' loops stop.
       { name: 'sandboxes', close: () => sandboxPlane.stop() },
       { name: 'egress', close: () => egress.close() },

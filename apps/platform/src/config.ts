@@ -125,6 +125,10 @@ export const platformEnvSchema = z.object({
   TARMAC_JOBS_WORKSPACE_CAPACITY: optional,
   /** Seconds between SIGTERM and SIGKILL when an execution is cancelled (10). */
   TARMAC_JOBS_CANCEL_GRACE_SECONDS: optional,
+  // Run plane (planes/run/ARCHITECTURE.md): seconds a new replica has to listen on PORT (60), and
+  // a request may be held while no replica is ready (60).
+  TARMAC_RUN_READY_TIMEOUT_SECONDS: optional,
+  TARMAC_RUN_HOLD_SECONDS: optional,
 
   // Metering (planes/metering/ARCHITECTURE.md).
   /** JSON object of price overrides, dimension → USD per unit. */
@@ -177,6 +181,7 @@ export interface PlatformConfig {
   };
   metering: { prices: PriceTable; intervalMs: number };
   jobs: { capacityPerWorkspace: number; graceSeconds: number };
+  run: { readyTimeoutMs: number; holdMs: number };
   connections: ConnectionConfig;
   /** Where the extra trusted CAs are (TARMAC_EXTRA_CA_CERTS); `required`: a missing path is an error. */
   extraCaCerts: ExtraCaSources;
@@ -249,6 +254,12 @@ export function resolveConfig({ flags, env, homedir }: ConfigSources): PlatformC
         10,
         0,
       ),
+    },
+    run: {
+      readyTimeoutMs:
+        1000 *
+        boundedWholeNumber(e.TARMAC_RUN_READY_TIMEOUT_SECONDS, 'TARMAC_RUN_READY_TIMEOUT_SECONDS', 60, 1),
+      holdMs: 1000 * boundedWholeNumber(e.TARMAC_RUN_HOLD_SECONDS, 'TARMAC_RUN_HOLD_SECONDS', 60, 1),
     },
     connections: resolveConnectionConfig(e),
     extraCaCerts: extraCaSources(e),

@@ -1,0 +1,86 @@
+// The workload the run-plane e2e tests deploy (issue 16): a Node HTTP server built by the builds
+// plane from a folder (the base image carries node), behaving by MODE —
+//   serve (default): echoes method, path, body, the thread headers and a few env values as JSON;
+//     /stream answers SSE (3 events, 300 ms apart); an Mcp-Session-Id is echoed back;
+//   crash: prints a line and exits 3 before listening;
+//   silent: prints a line and never listens.
+// BOOT is random per process: the same BOOT after a platform restart proves the same process.
+import type { Member } from '../../../apps/platform/src/planes/builds/test-archives.js';
+
+const SERVER = `import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+const BOOT = randomUUID();
+const mode = process.env.MODE ?? 'serve';
+if (mode === 'crash') {
+  console.error('boom: MODE=crash exits before listening');
+  process.exit(3);
+} else if (mode === 'silent') {
+  console.log('silent: never listening on purpose');
+  setInterval(() => {}, 60_000);
+} else {
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      console.log('request ' + req.method + ' ' + req.url);
+      if (req.url.startsWith('/stream')) {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        let i = 0;
+        const t = setInterval(() => {
+          res.write('data: ' + JSON.stringify({ i, at: Date.now() }) + '\\n\\n');
+          if (++i === 3) {
+            clearInterval(t);
+            res.end();
+          }
+        }, 300);
+        return;
+      }
+      const session = req.headers['mcp-session-id'];
+      if (session) res.setHeader('mcp-session-id', session);
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({
+        boot: BOOT,
+        method: req.method,
+        url: req.url,
+        body,
+        thread: req.headers['x-service-thread-id'] ?? null,
+        blaxelThread: req.headers['x-blaxel-thread-id'] ?? null,
+        authorization: req.headers.authorization ?? null,
+        env: {
+          PORT: process.env.PORT,
+          HOST: process.env.HOST,
+          BL_SERVER_PORT: process.env.BL_SERVER_PORT,
+          BL_SERVER_HOST: process.env.BL_SERVER_HOST,
+          BL_NAME: process.env.BL_NAME,
+          BL_TYPE: process.env.BL_TYPE,
+          GREETING: process.env.GREETING ?? null,
+          API_TOKEN: process.env.API_TOKEN ?? null,
+          REGION_HINT: process.env.REGION_HINT ?? null,
+        },
+      }));
+    });
+  });
+  server.listen(Number(process.env.PORT), process.env.HOST, () =>
+    console.log('listening on ' + process.env.HOST + ':' + process.env.PORT),
+  );
+}
+`;
+
+export const APP_MEMBERS: Member[] = [
+  { name: 'server.js', data: SERVER },
+  {
+    name: 'package.json',
+    data: JSON.stringify({ name: 'run-e2e', version: '1.0.0', type: 'module', main: 'server.js' }),
+  },
+];
+
+export interface Echo {
+  boot: string;
+  method: string;
+  url: string;
+  body: string;
+  thread: string | null;
+  blaxelThread: string | null;
+  authorization: string | null;
+  env: Record<string, string | null>;
+}
