@@ -8,9 +8,12 @@
 // Mcp-Session-Id and gets its connection's secret as env; logs; a platform restart re-attaches the
 // replica (same process, no new container); disable → DEACTIVATED and 503; delete removes it.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { cliEnv, runCli } from '../cli/cli-runner.js';
 import { zipOf } from '../../../apps/platform/src/planes/builds/test-archives.js';
 import type { RunningPlatform } from '../support/platform.js';
 import {
@@ -213,6 +216,24 @@ describe.skipIf(skip !== null)(`run plane: agents and functions${skip ? ` (skipp
     expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThan(400);
   }, 30_000);
 
+  it('WebSocket upgrades are spliced through to the replica, with the thread header', async () => {
+    const url = `${p.credentials.runUrl.replace(/^http/, 'ws')}/${ws}/agents/echo/socket?x=1`;
+    const socket = new WebSocket(url, {
+      headers: { authorization: `Bearer ${p.credentials.apiKey}`, 'x-service-thread-id': 't-ws' },
+    });
+    const first = await new Promise<string>((resolve, reject) => {
+      socket.once('message', (data: Buffer) => resolve(data.toString()));
+      socket.once('error', reject);
+    });
+    socket.terminate();
+    expect(first).toBe('ws /socket?x=1 t-ws');
+    const refused = new WebSocket(url);
+    const status = await new Promise<number>((resolve) =>
+      refused.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)),
+    );
+    expect(status).toBe(401);
+  }, 30_000);
+
   it('private by default: no token or a wrong one 401, another workspace 404; public needs none', async () => {
     const none = await run('agents/echo', { method: 'POST', body: '{}' }, null);
     expect(none.status).toBe(401);
@@ -292,7 +313,26 @@ describe.skipIf(skip !== null)(`run plane: agents and functions${skip ? ` (skipp
     expect(page.text).toContain('request POST /');
     const crashed = await json<{ archived: string }>(await api('/v0/agents/crasher/replicas/logs'));
     expect(crashed.archived).toContain('boom: MODE=crash');
-  }, 30_000);
+    const env = cliEnv({
+      TARMAC_API_URL: p.url,
+      TARMAC_API_KEY: p.credentials.apiKey,
+      TARMAC_WORKSPACE: ws,
+      TARMAC_HOME: mkdtempSync(join(tmpdir(), 'tarmac-rpcli-')),
+    });
+    const once = await runCli(['logs', 'agent', 'echo'], { env });
+    expect(once.code, once.stderr).toBe(0);
+    expect(once.stdout).toContain('listening on 0.0.0.0:8080');
+    expect((await runCli(['logs', 'agent', 'nope'], { env })).code).not.toBe(0);
+    // -f keeps following: a request made after it started shows up (then the test stops it).
+    const following = runCli(['logs', 'agent', 'echo', '-f'], { env, timeoutMs: 6000 }).catch(
+      (e: Error) => e,
+    );
+    await new Promise((r) => setTimeout(r, 2000));
+    await run('agents/echo/after-follow', { method: 'POST', body: '{}' });
+    const out = await following;
+    expect(out).toBeInstanceOf(Error); // still following when stopped
+    expect((out as Error).message).toContain('request POST /after-follow');
+  }, 60_000);
 
   it('a platform restart re-attaches the replica: same process, no new container', async () => {
     const replicaOf = async () =>

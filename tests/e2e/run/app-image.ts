@@ -1,14 +1,15 @@
 // The workload the run-plane e2e tests deploy (issue 16): a Node HTTP server built by the builds
 // plane from a folder (the base image carries node), behaving by MODE —
 //   serve (default): echoes method, path, body, the thread headers and a few env values as JSON;
-//     /stream answers SSE (3 events, 300 ms apart); an Mcp-Session-Id is echoed back;
+//     /stream answers SSE (3 events, 300 ms apart); an Mcp-Session-Id is echoed back; a WebSocket
+//     upgrade gets one text frame;
 //   crash: prints a line and exits 3 before listening;
 //   silent: prints a line and never listens.
 // BOOT is random per process: the same BOOT after a platform restart proves the same process.
 import type { Member } from '../../../apps/platform/src/planes/builds/test-archives.js';
 
 const SERVER = `import http from 'node:http';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 const BOOT = randomUUID();
 const mode = process.env.MODE ?? 'serve';
 if (mode === 'crash') {
@@ -59,6 +60,16 @@ if (mode === 'crash') {
         },
       }));
     });
+  });
+  // A WebSocket upgrade: the handshake, then one text frame naming the path and thread header.
+  server.on('upgrade', (req, socket) => {
+    const accept = createHash('sha1')
+      .update(req.headers['sec-websocket-key'] + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11')
+      .digest('base64');
+    socket.write('HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n' +
+      'Sec-WebSocket-Accept: ' + accept + '\\r\\n\\r\\n');
+    const msg = Buffer.from('ws ' + req.url + ' ' + (req.headers['x-service-thread-id'] ?? '-'));
+    socket.write(Buffer.concat([Buffer.from([0x81, msg.length]), msg]));
   });
   server.listen(Number(process.env.PORT), process.env.HOST, () =>
     console.log('listening on ' + process.env.HOST + ':' + process.env.PORT),

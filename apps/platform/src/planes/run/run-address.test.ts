@@ -27,4 +27,14 @@ describe('runAddress', () => {
     expect(runAddress('/acme/agents/Bad_Name')).toBeUndefined();
     expect(runAddress('/acme/agents/../v0')).toBeUndefined();
   });
+
+  it('a hostile sub-path stays with the agent it names: dot segments go to that replica as they are', () => {
+    expect(runAddress('/acme/agents/bot/../../other/agents/x')).toEqual({
+      kind: 'agent',
+      workspace: 'acme',
+      name: 'bot',
+      path: '/../../other/agents/x',
+    });
+    expect(runAddress('/acme/agents/bot%2F..%2Fother')).toBeUndefined();
+  });
 });
