@@ -55,6 +55,7 @@ describe.skipIf(skip !== null)(`run plane: agents and functions${skip ? ` (skipp
   let workspaceId = '';
   let otherKey = '';
   const ids = new Set<string>();
+  let cliHome = '';
   const start = (h?: string) =>
     startSandboxPlatform({
       ...(h ? { home: h } : {}),
@@ -98,6 +99,7 @@ describe.skipIf(skip !== null)(`run plane: agents and functions${skip ? ` (skipp
   };
 
   beforeAll(async () => {
+    cliHome = mkdtempSync(join(tmpdir(), 'tarmac-rpcli-'));
     p = await start();
     home = p.home;
     ws = p.credentials.workspace;
@@ -150,11 +152,16 @@ describe.skipIf(skip !== null)(`run plane: agents and functions${skip ? ` (skipp
       );
       for (const r of list) await api(`/v0/${kind}/${r.metadata.name}`, { method: 'DELETE' });
     }
-    await new Promise((r) => setTimeout(r, 8000)); // replicas stop (SIGTERM, grace) and go
     for (const id of engineIds(home)) ids.add(id);
+    // Replicas stop (SIGTERM, 5 s grace) and go; a start in flight is cancelled.
+    const gone = await waitFor(
+      'every replica removed',
+      async () => (engineIds(home).length === 0 ? true : undefined),
+      30_000,
+    ).catch(() => false);
     const left = engineIds(home);
     await p.stop();
-    expect(left).toEqual([]);
+    expect(gone, `left: ${left.join(', ')}`).toBe(true);
     expect(hostLeftovers([...ids])).toEqual([]);
     if (workspaceId) {
       for (const d of readdirSync(IMAGE_CACHE)) {
@@ -163,6 +170,7 @@ describe.skipIf(skip !== null)(`run plane: agents and functions${skip ? ` (skipp
       }
     }
     removeHome(home);
+    if (cliHome) rmSync(cliHome, { recursive: true, force: true });
   }, 180_000);
 
   it('DEPLOYED only after the replica answered; {inputs} and sub-paths reach it with the contract env', async () => {
@@ -317,7 +325,7 @@ describe.skipIf(skip !== null)(`run plane: agents and functions${skip ? ` (skipp
       TARMAC_API_URL: p.url,
       TARMAC_API_KEY: p.credentials.apiKey,
       TARMAC_WORKSPACE: ws,
-      TARMAC_HOME: mkdtempSync(join(tmpdir(), 'tarmac-rpcli-')),
+      TARMAC_HOME: cliHome,
     });
     const once = await runCli(['logs', 'agent', 'echo'], { env });
     expect(once.code, once.stderr).toBe(0);

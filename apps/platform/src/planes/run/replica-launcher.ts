@@ -31,6 +31,8 @@ export type LaunchOutcome =
   /** The container exited before it listened: exit code and last lines. */
   | { kind: 'exited'; replica: Replica; exitCode: number | null; lastLines: string }
   | { kind: 'timeout'; replica: Replica; lastLines: string }
+  /** No longer wanted while it started (record deleted, disabled or changed): to be removed. */
+  | { kind: 'cancelled'; replica: Replica }
   /** Could not be created; `transient` (host short of memory or files) retries without a crash. */
   | { kind: 'error'; message: string; transient: boolean; blocked: boolean };
 
@@ -50,7 +52,12 @@ export class ReplicaLauncher {
 
   constructor(private readonly d: LauncherDeps) {}
 
-  async launch(record: RunRecord, slot: number, attempt: number): Promise<LaunchOutcome> {
+  async launch(
+    record: RunRecord,
+    slot: number,
+    attempt: number,
+    wanted: () => boolean = () => true,
+  ): Promise<LaunchOutcome> {
     const engineId = replicaEngineId(record.id, record.revision, slot, attempt);
     const credentialId = replicaCredentialId(record.id, slot);
     const image = record.image && (await this.d.setup.resolveImage(record.workspace, record.image));
@@ -96,23 +103,26 @@ export class ReplicaLauncher {
       inflight: 0,
       lastUsedMs: this.d.now(),
     };
-    return this.probe(replica);
+    return this.probe(replica, wanted);
   }
 
-  /** Waits for a (new or re-attached) replica's port to answer. */
-  async probe(replica: Replica): Promise<LaunchOutcome> {
+  /** Waits for a (new or re-attached) replica's port to answer, while it is `wanted`. */
+  async probe(replica: Replica, wanted: () => boolean = () => true): Promise<LaunchOutcome> {
     let stopped: SandboxInfo | undefined;
+    let cancelled = false;
     const result = await probeUntilReady({
       host: replica.ip,
       port: replica.port,
       deadlineMs: this.d.readyTimeoutMs,
       now: this.d.now,
       gone: async () => {
+        if (!wanted()) return (cancelled = true);
         const info = await this.inspect(replica.engineId);
         if (!info || info.status === 'STOPPED') stopped = info ?? stopped;
         return !info || info.status === 'STOPPED';
       },
     });
+    if (cancelled) return { kind: 'cancelled', replica };
     if (result === 'ready') {
       replica.phase = 'ready';
       replica.readyAtMs = this.d.now();

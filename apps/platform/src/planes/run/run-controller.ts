@@ -223,7 +223,7 @@ export class RunController {
     current.launching = true;
     const attempt = current.nextAttempt++;
     void this.launcher
-      .launch(record, 0, attempt)
+      .launch(record, 0, attempt, () => this.wanted(record))
       .then((out) => this.launched(record, current, out))
       .catch((err) => this.d.logger.error({ err, record: record.name }, 'replica launch failed'))
       .finally(() => {
@@ -253,7 +253,18 @@ export class RunController {
     }
   }
 
+  /** Whether the record still asks for this revision's replica (not deleted, disabled, changed). */
+  private wanted(record: RunRecord): boolean {
+    const now = this.records.get(recordKey(record.kind, record.workspace, record.name));
+    return now?.id === record.id && now.enabled && now.revision === record.revision;
+  }
+
   private async launched(record: RunRecord, set: ReplicaSet, out: LaunchOutcome): Promise<void> {
+    if (out.kind === 'cancelled') {
+      const r = out.replica;
+      await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt, 0).catch(() => undefined);
+      return;
+    }
     if (out.kind === 'ready') {
       set.replicas.push(out.replica);
       this.d.onRecord?.(record.kind, record.workspace, record.name);
