@@ -1,18 +1,21 @@
 // Issue 16, the run plane's foundation, end to end on the real platform, real buildah and real
 // runc: a Node server built from a folder (?upload=true) deploys as an agent — DEPLOYED only once
 // its replica answered on PORT — and answers {inputs} and sub-paths through the run URL with the
-// thread headers forwarded and the platform's credentials not; SSE streams through; a private
-// agent refuses no token and a wrong token (401) and another workspace's key (404); a public one
-// needs none; a request sent while the replica starts is held, then served; a crashing image goes
-// FAILED with its last log line, one that never listens FAILED too; a function's MCP path keeps
-// Mcp-Session-Id and gets its connection's secret as env; logs; a platform restart re-attaches the
-// replica (same process, no new container); disable → DEACTIVATED and 503; delete removes it.
+// thread headers forwarded and the platform's credentials not; SSE streams through, WebSocket
+// upgrades are spliced; a private agent refuses no token and a wrong token (401) and another
+// workspace's key (404); a public one needs none; a request sent while the replica starts is held,
+// then served; a crashing image goes FAILED with its last log line, one that never listens FAILED
+// too; a function's MCP endpoint answers the official MCP client with its session intact and gets
+// its connection's secret as env; logs (route and CLI); a platform restart re-attaches the replica
+// (same process, no new container); disable → DEACTIVATED and 503; delete removes it.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { cliEnv, runCli } from '../cli/cli-runner.js';
 import { zipOf } from '../../../apps/platform/src/planes/builds/test-archives.js';
 import type { RunningPlatform } from '../support/platform.js';
@@ -282,7 +285,7 @@ describe.skipIf(skip !== null)(`run plane: agents and functions${skip ? ` (skipp
     expect(silent.events.at(-1)?.message).toContain('silent: never listening on purpose');
   }, 200_000);
 
-  it("a function's MCP path keeps Mcp-Session-Id; its connection's secret is env, never shown", async () => {
+  it("a function's MCP endpoint answers the official MCP client, sessions intact; its connection's secret is env, never shown", async () => {
     const conn = await api('/v0/integrations/connections', {
       method: 'POST',
       body: JSON.stringify({
@@ -295,18 +298,28 @@ describe.skipIf(skip !== null)(`run plane: agents and functions${skip ? ` (skipp
       integrationConnections: ['rp-conn'],
       runtime: { image, memory: 256 },
     });
-    const res = await run('functions/tools/mcp', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'mcp-session-id': 'sess-42' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    });
-    expect(res.status).toBe(200);
-    expect(res.headers.get('mcp-session-id')).toBe('sess-42');
-    const echo = await json<Echo>(res);
-    expect(echo).toMatchObject({
-      url: '/mcp',
-      env: { API_TOKEN: 'gh-s3cret', REGION_HINT: 'eu', BL_TYPE: 'function' },
-    });
+    const transport = new StreamableHTTPClientTransport(
+      new URL(`${p.credentials.runUrl}/${ws}/functions/tools/mcp`),
+      {
+        requestInit: { headers: { authorization: `Bearer ${p.credentials.apiKey}` } },
+      },
+    );
+    const client = new Client({ name: 'e2e', version: '1.0.0' });
+    await client.connect(transport); // held while the replica starts, then initialize
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['whoami']);
+      const out = (await client.callTool({ name: 'whoami', arguments: {} })) as {
+        content: Array<{ type: string; text: string }>;
+      };
+      const seen = JSON.parse(out.content[0]!.text) as { session: string; token: string };
+      expect(transport.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(seen).toMatchObject({ session: transport.sessionId, token: 'gh-s3cret' });
+    } finally {
+      await client.close();
+    }
+    // Other paths of the function reach it too, with the connection's config and secret as env.
+    const echo = await json<Echo>(await run('functions/tools/env'));
+    expect(echo.env).toMatchObject({ API_TOKEN: 'gh-s3cret', REGION_HINT: 'eu', BL_TYPE: 'function' });
     const shown = await (await api('/v0/functions/tools')).text();
     expect(shown).not.toContain('gh-s3cret');
     expect((await record('functions', 'tools')).status).toBe('DEPLOYED');

@@ -2,7 +2,7 @@
 // plane from a folder (the base image carries node), behaving by MODE —
 //   serve (default): echoes method, path, body, the thread headers and a few env values as JSON;
 //     /stream answers SSE (3 events, 300 ms apart); an Mcp-Session-Id is echoed back; a WebSocket
-//     upgrade gets one text frame;
+//     upgrade gets one text frame; /mcp is a minimal MCP server (streamable HTTP, JSON answers);
 //   crash: prints a line and exits 3 before listening;
 //   silent: prints a line and never listens.
 // BOOT is random per process: the same BOOT after a platform restart proves the same process.
@@ -19,11 +19,37 @@ if (mode === 'crash') {
   console.log('silent: never listening on purpose');
   setInterval(() => {}, 60_000);
 } else {
+  // A minimal MCP server over streamable HTTP (JSON answers, no server-initiated stream): enough
+  // for the official client's initialize, tools/list and tools/call. The session id is made at
+  // initialize; later requests carry it, and whoami reports the one it saw.
+  const mcp = (req, res, body) => {
+    if (req.method === 'GET') return res.writeHead(405, { allow: 'POST, DELETE' }).end();
+    if (req.method === 'DELETE') return res.writeHead(200).end();
+    const msg = JSON.parse(body || '{}');
+    const session = req.headers['mcp-session-id'] ?? (msg.method === 'initialize' ? randomUUID() : undefined);
+    const headers = { 'content-type': 'application/json', ...(session ? { 'mcp-session-id': session } : {}) };
+    if (msg.id === undefined) return res.writeHead(202, headers).end();
+    const reply = (result) => res.writeHead(200, headers).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
+    if (msg.method === 'initialize')
+      return reply({
+        protocolVersion: msg.params.protocolVersion,
+        capabilities: { tools: {} },
+        serverInfo: { name: 'run-e2e', version: '1.0.0' },
+      });
+    if (msg.method === 'tools/list')
+      return reply({ tools: [{ name: 'whoami', description: 'what the server sees', inputSchema: { type: 'object' } }] });
+    if (msg.method === 'tools/call') {
+      const seen = { session: req.headers['mcp-session-id'] ?? null, token: process.env.API_TOKEN ?? null, boot: BOOT };
+      return reply({ content: [{ type: 'text', text: JSON.stringify(seen) }] });
+    }
+    res.writeHead(200, headers).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'unknown method' } }));
+  };
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       console.log('request ' + req.method + ' ' + req.url);
+      if (req.url === '/mcp') return mcp(req, res, body);
       if (req.url.startsWith('/stream')) {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         let i = 0;
