@@ -6,10 +6,11 @@
 // workspace's key (404); a public one needs none; a request sent while the replica starts is held,
 // then served; a crashing image goes FAILED with its last log line, one that never listens FAILED
 // too; a function's MCP endpoint answers the official MCP client with its session intact and gets
-// its connection's secret as env; logs (route and CLI); a platform restart re-attaches the replica
+// its connection's secret as env; a replica reaches no other replica nor the platform directly
+// (the attack); logs (route and CLI); a platform restart re-attaches the replica
 // (same process, no new container); disable → DEACTIVATED and 503; delete removes it.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -324,6 +325,23 @@ describe.skipIf(skip !== null)(`run plane: agents and functions${skip ? ` (skipp
     expect(shown).not.toContain('gh-s3cret');
     expect((await record('functions', 'tools')).status).toBe('DEPLOYED');
   }, 120_000);
+
+  it('attack: a replica reaches neither another replica nor the platform directly, only through the run URL', async () => {
+    const replicaOf = async (kind: string, name: string) =>
+      (await json<{ replica: string }>(await api(`/v0/${kind}/${name}/replicas/logs`))).replica;
+    const ipOf = (id: string) =>
+      (JSON.parse(readFileSync(join(home, 'sandboxes', id, 'sandbox.json'), 'utf8')) as { ip: string }).ip;
+    const probe = async (target: string) => (await run(`agents/echo/probe?target=${target}`)).text();
+    // The probe works: the replica reaches its own port.
+    expect(await probe('127.0.0.1:8080')).toBe('reachable');
+    // The function's replica (same workspace even) is not reachable across the bridge: isolated
+    // bridge ports; its only door is the run URL, which authenticates.
+    const other = ipOf(await replicaOf('functions', 'tools'));
+    expect(other).toMatch(/^10\.190\./);
+    expect(await probe(`${other}:8080`)).toBe('unreachable');
+    // Nor the platform's own listener on the bridge gateway (only the egress proxy ports are open).
+    expect(await probe(`10.190.0.1:${p.port}`)).toBe('unreachable');
+  }, 60_000);
 
   it('logs: the replica output through the logs route and `tarmac logs agent`', async () => {
     const page = await json<{ replica: string; text: string; next: number }>(

@@ -2,13 +2,14 @@
 // plane from a folder (the base image carries node), behaving by MODE —
 //   serve (default): echoes method, path, body, the thread headers and a few env values as JSON;
 //     /stream answers SSE (3 events, 300 ms apart); an Mcp-Session-Id is echoed back; a WebSocket
-//     upgrade gets one text frame; /mcp is a minimal MCP server (streamable HTTP, JSON answers);
+//     upgrade gets one text frame; /probe?target=host:port says whether it can connect there; /mcp is a minimal MCP server (streamable HTTP, JSON answers);
 //   crash: prints a line and exits 3 before listening;
 //   silent: prints a line and never listens.
 // BOOT is random per process: the same BOOT after a platform restart proves the same process.
 import type { Member } from '../../../apps/platform/src/planes/builds/test-archives.js';
 
 const SERVER = `import http from 'node:http';
+import net from 'node:net';
 import { createHash, randomUUID } from 'node:crypto';
 const BOOT = randomUUID();
 const mode = process.env.MODE ?? 'serve';
@@ -50,6 +51,20 @@ if (mode === 'crash') {
     req.on('end', () => {
       console.log('request ' + req.method + ' ' + req.url);
       if (req.url === '/mcp') return mcp(req, res, body);
+      if (req.url.startsWith('/probe?')) {
+        // Whether this replica can open a TCP connection to ?target=host:port (the attack test).
+        const [host, port] = new URL(req.url, 'http://x').searchParams.get('target').split(':');
+        const s = net.connect({ host, port: Number(port) });
+        const done = (what) => {
+          clearTimeout(timer);
+          s.destroy();
+          if (!res.headersSent) res.end(what);
+        };
+        const timer = setTimeout(() => done('unreachable'), 2000);
+        s.once('connect', () => done('reachable'));
+        s.once('error', () => done('unreachable'));
+        return;
+      }
       if (req.url.startsWith('/stream')) {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         let i = 0;

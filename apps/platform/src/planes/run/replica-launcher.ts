@@ -107,13 +107,17 @@ export class ReplicaLauncher {
   }
 
   /** Waits for a (new or re-attached) replica's port to answer, while it is `wanted`. */
-  async probe(replica: Replica, wanted: () => boolean = () => true): Promise<LaunchOutcome> {
+  async probe(
+    replica: Replica,
+    wanted: () => boolean = () => true,
+    deadlineMs = this.d.readyTimeoutMs,
+  ): Promise<LaunchOutcome> {
     let stopped: SandboxInfo | undefined;
     let cancelled = false;
     const result = await probeUntilReady({
       host: replica.ip,
       port: replica.port,
-      deadlineMs: this.d.readyTimeoutMs,
+      deadlineMs,
       now: this.d.now,
       gone: async () => {
         if (!wanted()) return (cancelled = true);

@@ -31,6 +31,9 @@ export interface RunControllerDeps {
   now?: () => number;
 }
 
+/** How long a re-attached replica has to answer after a platform restart. */
+const ADOPT_PROBE_MS = 3000;
+
 /** Statuses during which the build plane owns the record: a serving replica stays, none starts. */
 const BUILD_STATUSES = new Set(['UPLOADING', 'BUILDING']);
 
@@ -157,12 +160,16 @@ export class RunController {
         lastUsedMs: this.now(),
       });
     }
-    // Re-attached replicas answer at once; probe them all before the first pass decides anything.
+    // Re-attached replicas served before the restart, so they answer at once: each gets a short
+    // probe (not the start deadline, which would hold the gateway's first answers for it). One
+    // that does not answer is replaced: removed here, started again by the first pass.
     await Promise.all(
       this.sets.all().map(async (r) => {
-        const out = await this.launcher.probe(r);
-        if (out.kind !== 'ready')
-          this.d.logger.warn({ replica: r.engineId }, 're-attached replica is not ready');
+        const out = await this.launcher.probe(r, () => true, ADOPT_PROBE_MS);
+        if (out.kind === 'ready') return;
+        this.d.logger.warn({ replica: r.engineId }, 're-attached replica does not answer; replacing it');
+        this.sets.remove(r);
+        await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt, 0).catch(() => undefined);
       }),
     );
   }
