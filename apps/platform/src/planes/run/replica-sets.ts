@@ -101,6 +101,21 @@ export class ReplicaSets {
     return best;
   }
 
+  /**
+   * The replica a request goes to: a ready one of the record's current revision; while that has
+   * none (starting, crash-looping, the record being rebuilt), one of a revision it replaces — the
+   * previous revision serves until the new one answers (older sets are retired only then).
+   */
+  serving(recordId: string, revision: string): Replica | undefined {
+    const current = this.ready(recordId, revision);
+    if (current) return current;
+    for (const set of this.setsOf(recordId)) {
+      const older = this.ready(recordId, set.revision);
+      if (older) return older;
+    }
+    return undefined;
+  }
+
   all(): Replica[] {
     const out: Replica[] = [];
     for (const sets of this.byRecord.values()) for (const s of sets.values()) out.push(...s.replicas);

@@ -85,9 +85,9 @@ export class RunController {
     return this.records.get(recordKey(kind, workspace, name));
   }
 
-  /** A ready replica of the record's current revision. */
+  /** The replica a request goes to (ReplicaSets.serving: the previous revision fills in). */
   readyReplica(record: RunRecord): Replica | undefined {
-    return this.sets.ready(record.id, record.revision);
+    return this.sets.serving(record.id, record.revision);
   }
 
   /** Egress identities of every replica (compose.ts adds them to the proxy's live list). */

@@ -1,9 +1,9 @@
 // The run gateway over real HTTP: a real store with a bootstrapped admin key, the sandbox
 // gateway's real proxy, and an HTTP server standing in for a replica (the contract with it is
-// plain HTTP on PORT). The controller's view (records, ready replicas) is a plain map the test
-// sets, as the controller would after a pass. Checks auth (401/404), public, the hold (woken by a
-// notice, bounded in number and time, given back by a caller who leaves), the states answered at
-// once (disabled, FAILED), and header hygiene.
+// plain HTTP on PORT). The controller's view is the test's: records in a map and the real
+// ReplicaSets, set as the controller would after a pass. Checks auth (401/404), public, the hold
+// (woken by a notice, bounded in number and time, given back by a caller who leaves), the states
+// answered at once (disabled, FAILED), the previous revision serving a rollout, header hygiene.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Store } from '@tarmac/store';
@@ -16,7 +16,7 @@ import { bootstrap } from '../identity/bootstrap.js';
 import { BearerAuthenticator, MembershipWorkspaceResolver } from '../identity/auth/authenticator.js';
 import { JwtService, generateSigningJwk, signingKeyFromJwk } from '../identity/auth/jwt.js';
 import { SandboxProxy } from '../sandbox/gateway/proxy.js';
-import type { Replica } from './replica-sets.js';
+import { ReplicaSets, type Replica } from './replica-sets.js';
 import { RunGateway } from './run-gateway.js';
 import type { RunRecord } from './run-ports.js';
 
@@ -33,7 +33,7 @@ describe('run gateway', () => {
   let replicaPort = 0;
   const seen: Array<{ url: string; headers: Record<string, unknown> }> = [];
   const records = new Map<string, RunRecord>();
-  const ready = new Map<string, Replica>();
+  const sets = new ReplicaSets();
   const held = new StartWaiters(2);
   const proxy = new SandboxProxy();
 
@@ -53,7 +53,7 @@ describe('run gateway', () => {
       controller: {
         ready: Promise.resolve(),
         record: (kind, workspace, name) => records.get(`${kind}/${workspace}/${name}`),
-        readyReplica: (r) => ready.get(r.id),
+        readyReplica: (r) => sets.serving(r.id, r.revision),
       },
       access: new AccessCache(
         new BearerAuthenticator(store, jwt),
@@ -83,7 +83,7 @@ describe('run gateway', () => {
 
   beforeEach(() => {
     records.clear();
-    ready.clear();
+    for (const r of sets.all()) sets.remove(r);
   });
 
   function record(name: string, over: Partial<RunRecord> = {}): RunRecord {
@@ -123,7 +123,7 @@ describe('run gateway', () => {
       inflight: 0,
       lastUsedMs: 0,
     };
-    ready.set(r.id, replica);
+    sets.set(r.id, r.revision).replicas.push(replica);
     return replica;
   }
 
@@ -230,6 +230,14 @@ describe('run gateway', () => {
     const bare = await fetch(`${base}/${ws}/agents/bare`, { headers: auth() });
     expect(((await bare.json()) as { error: string }).error).toMatch(/has no image yet/);
     expect(held.size).toBe(0);
+  });
+
+  it('while the new revision has no ready replica the previous one serves; disabled serves none', async () => {
+    const r = record('rolling', { status: 'DEPLOYING', revision: 'r2' });
+    replicaOf({ ...r, revision: 'r1' }); // only the old revision's replica is ready
+    expect((await fetch(`${base}/${ws}/agents/rolling`, { headers: auth() })).status).toBe(200);
+    record('rolling', { enabled: false, status: 'DEACTIVATING', revision: 'r3' });
+    expect((await fetch(`${base}/${ws}/agents/rolling`, { headers: auth() })).status).toBe(503);
   });
 
   it('is not run traffic: management and other kinds pass by', async () => {

@@ -117,6 +117,7 @@ export class RunGateway {
         try {
           const record = this.d.controller.record(addr.kind, addr.workspace, addr.name);
           if (!record) throw notFound(addr);
+          if (!record.enabled) refuseAtOnce(record); // disabled: not even a replica still stopping
           const replica = this.d.controller.readyReplica(record);
           if (replica) return replica;
           refuseAtOnce(record);
