@@ -7,7 +7,8 @@
 // then served; a crashing image goes FAILED with its last log line, one that never listens FAILED
 // too; a function's MCP endpoint answers the official MCP client with its session intact and gets
 // its connection's secret as env; a replica reaches no other replica nor the platform directly
-// (the attack); logs (route and CLI); a platform restart re-attaches the replica
+// (the attack); logs (route and CLI); a new revision replaces the replica only once it answers,
+// a crashing one leaves the previous serving; a platform restart re-attaches the replica
 // (same process, no new container); disable → DEACTIVATED and 503; delete removes it.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -372,6 +373,37 @@ describe.skipIf(skip !== null)(`run plane: agents and functions${skip ? ` (skipp
     expect(out).toBeInstanceOf(Error); // still following when stopped
     expect((out as Error).message).toContain('request POST /after-follow');
   }, 60_000);
+
+  it('a new revision replaces the replica once it answers; a crashing revision leaves the previous serving', async () => {
+    const put = async (envs: Array<{ name: string; value: string }>) => {
+      const cur = await json<{ metadata: object; spec: { runtime: object } }>(await api('/v0/agents/echo'));
+      const res = await api('/v0/agents/echo', {
+        method: 'PUT',
+        body: JSON.stringify({
+          metadata: cur.metadata,
+          spec: { ...cur.spec, runtime: { ...cur.spec.runtime, envs } },
+        }),
+      });
+      expect(res.status, await res.clone().text()).toBe(200);
+    };
+    const ask = async () => json<Echo>(await run('agents/echo', { method: 'POST', body: '{}' }));
+    const before = await ask();
+    const replica = (await json<{ replica: string }>(await api('/v0/agents/echo/replicas/logs'))).replica;
+    const ofEcho = () =>
+      engineIds(home).filter((id) => id.startsWith(replica.split('-').slice(0, 2).join('-')));
+    await put([{ name: 'MODE', value: 'crash' }]);
+    const failed = await until('agents', 'echo', ['FAILED'], 90_000);
+    expect(failed.events.at(-1)?.message).toContain('boom: MODE=crash');
+    expect((await ask()).boot).toBe(before.boot); // the previous revision still answers
+    await put([{ name: 'GREETING', value: 'v3' }]);
+    await until('agents', 'echo', ['DEPLOYED'], 90_000);
+    const after = await ask();
+    expect(after.boot).not.toBe(before.boot);
+    expect(after.env.GREETING).toBe('v3');
+    // The previous revision's container (and any of the crashing one) goes.
+    await waitFor('one container of echo', async () => (ofEcho().length === 1 ? true : undefined), 30_000);
+    expect(ofEcho()).not.toContain(replica);
+  }, 240_000);
 
   it('a platform restart re-attaches the replica: same process, no new container', async () => {
     const replicaOf = async () =>

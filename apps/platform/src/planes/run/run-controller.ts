@@ -12,7 +12,7 @@
  */
 import type { Logger } from 'pino';
 import type { LogArchive } from '../../framework/log-archive.js';
-import { REPLICA_PORT, REPLICA_PREFIX, replicaCredentialId } from './replica-container.js';
+import { adoptReplicas } from './replica-adoption.js';
 import { ReplicaLauncher, type LaunchOutcome } from './replica-launcher.js';
 import { backoffMs, ReplicaSets, STABLE_AFTER_MS, type Replica, type ReplicaSet } from './replica-sets.js';
 import type { ReplicaEngine, ReplicaSetup, RunCatalogue, RunKind, RunRecord } from './run-ports.js';
@@ -30,9 +30,6 @@ export interface RunControllerDeps {
   tickMs?: number;
   now?: () => number;
 }
-
-/** How long a re-attached replica has to answer after a platform restart. */
-const ADOPT_PROBE_MS = 3000;
 
 /** Statuses during which the build plane owns the record: a serving replica stays, none starts. */
 const BUILD_STATUSES = new Set(['UPLOADING', 'BUILDING']);
@@ -130,48 +127,8 @@ export class RunController {
   }
 
   /** After a restart: every running replica container becomes a replica again (no new container). */
-  private async adopt(): Promise<void> {
-    for (const info of await this.d.engine.list()) {
-      const l = info.labels;
-      if (!info.id.startsWith(REPLICA_PREFIX) || !l.record || !l.revision) continue;
-      const slot = Number(l.slot ?? 0);
-      const attempt = Number(info.id.split('-').at(-1)) || 1;
-      if (info.status === 'STOPPED') {
-        await this.launcher.remove(info.id, l.record, slot, attempt).catch(() => undefined);
-        continue;
-      }
-      const set = this.sets.set(l.record, l.revision);
-      set.nextAttempt = Math.max(set.nextAttempt, attempt + 1);
-      set.replicas.push({
-        engineId: info.id,
-        recordId: l.record,
-        kind: l.runKind === 'function' ? 'function' : 'agent',
-        workspace: l.workspace ?? '',
-        name: l.runName ?? '',
-        revision: l.revision,
-        slot,
-        attempt,
-        ip: info.ip,
-        port: REPLICA_PORT,
-        phase: 'starting',
-        credentialId: replicaCredentialId(l.record, slot),
-        readyAtMs: undefined,
-        inflight: 0,
-        lastUsedMs: this.now(),
-      });
-    }
-    // Re-attached replicas served before the restart, so they answer at once: each gets a short
-    // probe (not the start deadline, which would hold the gateway's first answers for it). One
-    // that does not answer is replaced: removed here, started again by the first pass.
-    await Promise.all(
-      this.sets.all().map(async (r) => {
-        const out = await this.launcher.probe(r, () => true, ADOPT_PROBE_MS);
-        if (out.kind === 'ready') return;
-        this.d.logger.warn({ replica: r.engineId }, 're-attached replica does not answer; replacing it');
-        this.sets.remove(r);
-        await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt, 0).catch(() => undefined);
-      }),
-    );
+  private adopt(): Promise<void> {
+    return adoptReplicas({ ...this.d, sets: this.sets, launcher: this.launcher, now: this.now });
   }
 
   private async pass(): Promise<void> {
