@@ -155,7 +155,8 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
   // The run plane (planes/run/ARCHITECTURE.md): agent and function replicas on the sandbox engine,
   // with a sandbox's egress defaults and per-workspace images; records from the catalogue; the
   // sandbox gateway's byte-for-byte proxy in front of them.
-  const replicaProxy = new SandboxProxy();
+  // Up to 64 idle connections per replica: a burst of concurrent requests reuses them.
+  const replicaProxy = new SandboxProxy({ maxFreeSockets: 64 });
   const run = createRunPlane({
     catalogue: runRecords({
       store,

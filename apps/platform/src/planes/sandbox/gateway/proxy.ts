@@ -79,7 +79,15 @@ function upstreamHeaders(headers: IncomingHttpHeaders, to: Upstream): IncomingHt
 export class SandboxProxy {
   // Idle sockets close at 60 s, before sandboxd's keep-alive timeout (65 s, packages/sandboxd
   // http/limits.ts): a request after a pause reuses its connection (issue 20 item 2).
-  private readonly agent = new Agent({ keepAlive: true, maxFreeSockets: 4, timeout: 60_000 });
+  private readonly agent: Agent;
+
+  /**
+   * `maxFreeSockets`: idle connections kept per upstream. 4 suits sandboxd; the run plane's
+   * replicas take concurrent bursts, and a closed idle socket is a new TCP handshake per request.
+   */
+  constructor(options: { maxFreeSockets?: number } = {}) {
+    this.agent = new Agent({ keepAlive: true, maxFreeSockets: options.maxFreeSockets ?? 4, timeout: 60_000 });
+  }
 
   /** Pipes the request to the upstream and its response back; resolves when the exchange ends. */
   forward(req: IncomingMessage, res: ServerResponse, to: Upstream): Promise<void> {
