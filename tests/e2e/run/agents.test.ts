@@ -1,7 +1,7 @@
 // Issue 16, the run plane's foundation, end to end on the real platform, real buildah and real
 // runc: a Node server built from a folder (?upload=true) deploys as an agent — DEPLOYED only once
 // its replica answered on PORT — and answers {inputs} and sub-paths through the run URL with the
-// thread headers forwarded and the platform's credentials not; SSE streams through, WebSocket
+// thread headers forwarded (two threads, two histories) and the platform's credentials not; SSE streams through, WebSocket
 // upgrades are spliced; a private agent refuses no token and a wrong token (401) and another
 // workspace's key (404); a public one needs none; a request sent while the replica starts is held,
 // then served; a crashing image goes FAILED with its last log line, one that never listens FAILED
@@ -210,6 +210,23 @@ describe.skipIf(skip !== null)(`run plane: agents and functions${skip ? ` (skipp
     const sub = await json<Echo>(await run('agents/echo/v1/things?x=1', { method: 'DELETE' }));
     expect(sub).toMatchObject({ method: 'DELETE', url: '/v1/things?x=1' });
   }, 60_000);
+
+  it('two concurrent threads each see their own history (X-Service-Thread-Id reaches the same replica)', async () => {
+    const say = async (thread: string, text: string) =>
+      (
+        await json<{ history: string[] }>(
+          await run('agents/echo/chat', {
+            method: 'POST',
+            headers: { 'x-service-thread-id': thread },
+            body: text,
+          }),
+        )
+      ).history;
+    await Promise.all([say('thread-a', 'a1'), say('thread-b', 'b1')]);
+    const [a, b] = await Promise.all([say('thread-a', 'a2'), say('thread-b', 'b2')]);
+    expect(a).toEqual(['a1', 'a2']);
+    expect(b).toEqual(['b1', 'b2']);
+  }, 30_000);
 
   it('streams SSE through the gateway as the replica writes it', async () => {
     const res = await run('agents/echo/stream', { headers: { accept: 'text/event-stream' } });

@@ -2,7 +2,7 @@
 // plane from a folder (the base image carries node), behaving by MODE —
 //   serve (default): echoes method, path, body, the thread headers and a few env values as JSON;
 //     /stream answers SSE (3 events, 300 ms apart); an Mcp-Session-Id is echoed back; a WebSocket
-//     upgrade gets one text frame; /probe?target=host:port says whether it can connect there; /mcp is a minimal MCP server (streamable HTTP, JSON answers);
+//     upgrade gets one text frame; /chat keeps a history per X-Service-Thread-Id; /probe?target=host:port says whether it can connect there; /mcp is a minimal MCP server (streamable HTTP, JSON answers);
 //   crash: prints a line and exits 3 before listening;
 //   silent: prints a line and never listens.
 // BOOT is random per process: the same BOOT after a platform restart proves the same process.
@@ -45,12 +45,22 @@ if (mode === 'crash') {
     }
     res.writeHead(200, headers).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'unknown method' } }));
   };
+  const threads = new Map();
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       console.log('request ' + req.method + ' ' + req.url);
       if (req.url === '/mcp') return mcp(req, res, body);
+      if (req.url === '/chat') {
+        // Conversation memory in process, per X-Service-Thread-Id (spec "Inference endpoints").
+        const thread = req.headers['x-service-thread-id'];
+        if (!thread) return res.end(JSON.stringify({ history: [body] }));
+        const history = threads.get(thread) ?? [];
+        history.push(body);
+        threads.set(thread, history);
+        return res.end(JSON.stringify({ history }));
+      }
       if (req.url.startsWith('/probe?')) {
         // Whether this replica can open a TCP connection to ?target=host:port (the attack test).
         const [host, port] = new URL(req.url, 'http://x').searchParams.get('target').split(':');
