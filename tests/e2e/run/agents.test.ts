@@ -8,8 +8,9 @@
 // too; a function's MCP endpoint answers the official MCP client with its session intact and gets
 // its connection's secret as env; a replica reaches no other replica nor the platform directly
 // (the attack); logs (route and CLI); a new revision replaces the replica only once it answers,
-// a crashing one leaves the previous serving; a platform restart re-attaches the replica
-// (same process, no new container); disable → DEACTIVATED and 503; delete removes it.
+// a crashing one leaves the previous serving; one that dies after serving is restarted; a platform
+// restart re-attaches the replica (same process, no new container); disable → DEACTIVATED and 503;
+// delete removes it.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -421,6 +422,18 @@ describe.skipIf(skip !== null)(`run plane: agents and functions${skip ? ` (skipp
     await waitFor('one container of echo', async () => (ofEcho().length === 1 ? true : undefined), 30_000);
     expect(ofEcho()).not.toContain(replica);
   }, 240_000);
+
+  it('a replica that dies after serving is restarted (backoff); a request meanwhile is held, then served', async () => {
+    const before = await json<Echo>(await run('agents/echo', { method: 'POST', body: '{}' }));
+    expect((await run('agents/echo/exit', { method: 'POST' })).status).toBe(200);
+    const restarting = await until('agents', 'echo', ['DEPLOYING'], 30_000);
+    expect(restarting.events.at(-1)?.message).toMatch(
+      /^Replica exited \(code 7\); restarting in 1 s; last log lines:\n[\s\S]*exiting on \/exit/,
+    );
+    const after = await json<Echo>(await run('agents/echo', { method: 'POST', body: '{}' })); // held, then served
+    expect(after.boot).not.toBe(before.boot);
+    expect((await until('agents', 'echo', ['DEPLOYED'], 60_000)).status).toBe('DEPLOYED');
+  }, 120_000);
 
   it('a platform restart re-attaches the replica: same process, no new container', async () => {
     const replicaOf = async () =>

@@ -2,7 +2,7 @@
 // plane from a folder (the base image carries node), behaving by MODE —
 //   serve (default): echoes method, path, body, the thread headers and a few env values as JSON;
 //     /stream answers SSE (3 events, 300 ms apart); an Mcp-Session-Id is echoed back; a WebSocket
-//     upgrade gets one text frame; /chat keeps a history per X-Service-Thread-Id; /probe?target=host:port says whether it can connect there; /mcp is a minimal MCP server (streamable HTTP, JSON answers);
+//     upgrade gets one text frame; /exit ends the process (code 7) after answering; /chat keeps a history per X-Service-Thread-Id; /probe?target=host:port says whether it can connect there; /mcp is a minimal MCP server (streamable HTTP, JSON answers);
 //   crash: prints a line and exits 3 before listening;
 //   silent: prints a line and never listens.
 // BOOT is random per process: the same BOOT after a platform restart proves the same process.
@@ -52,6 +52,14 @@ if (mode === 'crash') {
     req.on('end', () => {
       console.log('request ' + req.method + ' ' + req.url);
       if (req.url === '/mcp') return mcp(req, res, body);
+      if (req.url === '/exit') {
+        res.end('bye');
+        setTimeout(() => {
+          console.error('exiting on /exit');
+          process.exit(7);
+        }, 50);
+        return;
+      }
       if (req.url === '/chat') {
         // Conversation memory in process, per X-Service-Thread-Id (spec "Inference endpoints").
         const thread = req.headers['x-service-thread-id'];
