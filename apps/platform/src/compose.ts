@@ -156,7 +156,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
   // with a sandbox's egress defaults and per-workspace images; records from the catalogue; the
   // sandbox gateway's byte-for-byte proxy in front of them.
   // Up to 64 idle connections per replica: a burst of concurrent requests reuses them.
-  const replicaProxy = new SandboxProxy({ maxFreeSockets: 64 });
+  const replicaProxy = new SandboxProxy({ maxFreeSockets: 64, upstreamName: 'replica' });
   const run = createRunPlane({
     catalogue: runRecords({
       store,

@@ -35,7 +35,7 @@ describe('run gateway', () => {
   const records = new Map<string, RunRecord>();
   const sets = new ReplicaSets();
   const held = new StartWaiters(2);
-  const proxy = new SandboxProxy();
+  const proxy = new SandboxProxy({ upstreamName: 'replica' });
 
   beforeAll(async () => {
     ({ store, dispose } = await db.open());
@@ -238,6 +238,14 @@ describe('run gateway', () => {
     expect((await fetch(`${base}/${ws}/agents/rolling`, { headers: auth() })).status).toBe(200);
     record('rolling', { enabled: false, status: 'DEACTIVATING', revision: 'r3' });
     expect((await fetch(`${base}/${ws}/agents/rolling`, { headers: auth() })).status).toBe(503);
+  });
+
+  it('a replica that is gone mid-flight is a 502 naming the replica, not a hang', async () => {
+    const r = replicaOf(record('vanished'));
+    r.port = 9; // nothing listens there
+    const res = await fetch(`${base}/${ws}/agents/vanished`, { headers: auth() });
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { error: string }).error).toMatch(/^replica unreachable: /);
   });
 
   it('is not run traffic: management and other kinds pass by', async () => {

@@ -80,12 +80,15 @@ export class SandboxProxy {
   // Idle sockets close at 60 s, before sandboxd's keep-alive timeout (65 s, packages/sandboxd
   // http/limits.ts): a request after a pause reuses its connection (issue 20 item 2).
   private readonly agent: Agent;
+  /** What a 502 calls the upstream: `sandbox`, or the run plane's `replica`. */
+  private readonly upstreamName: string;
 
   /**
    * `maxFreeSockets`: idle connections kept per upstream. 4 suits sandboxd; the run plane's
    * replicas take concurrent bursts, and a closed idle socket is a new TCP handshake per request.
    */
-  constructor(options: { maxFreeSockets?: number } = {}) {
+  constructor(options: { maxFreeSockets?: number; upstreamName?: string } = {}) {
+    this.upstreamName = options.upstreamName ?? 'sandbox';
     this.agent = new Agent({ keepAlive: true, maxFreeSockets: options.maxFreeSockets ?? 4, timeout: 60_000 });
   }
 
@@ -104,7 +107,7 @@ export class SandboxProxy {
       );
       upstream.once('error', (err) => {
         if (!res.headersSent) {
-          const body = JSON.stringify({ error: `sandbox unreachable: ${err.message}` });
+          const body = JSON.stringify({ error: `${this.upstreamName} unreachable: ${err.message}` });
           res.writeHead(502, { 'content-type': 'application/json' }).end(body);
         } else res.destroy();
       });
