@@ -454,16 +454,20 @@ describe.skipIf(skip !== null)(`run plane: agents and functions${skip ? ` (skipp
     expect((await record('agents', 'echo')).status).toBe('DEPLOYED');
   }, 180_000);
 
-  it('enabled: false → DEACTIVATING → DEACTIVATED, 503 naming the state; delete removes the replica', async () => {
+  it('enabled: false → DEACTIVATING (a stream in flight drains) → DEACTIVATED, 503 naming the state; delete removes the replica', async () => {
     const current = await json<{ metadata: object; spec: Record<string, unknown> }>(
       await api('/v0/agents/open'),
     );
+    // A stream in flight when the agent is disabled runs to its end: the replica drains first.
+    const streaming = await run('agents/open/stream', {}, null);
+    expect(streaming.status).toBe(200);
     const put = await api('/v0/agents/open', {
       method: 'PUT',
       body: JSON.stringify({ metadata: current.metadata, spec: { ...current.spec, enabled: false } }),
     });
     expect(put.status, await put.clone().text()).toBe(200);
     expect((await json<{ status: string }>(put)).status).toBe('DEACTIVATING');
+    expect((await streaming.text()).match(/^data: /gm)).toHaveLength(3);
     const off = await until('agents', 'open', ['DEACTIVATED'], 60_000);
     expect(off.events.map((e) => e.status)).toContain('DEACTIVATING');
     const refused = await run('agents/open', { method: 'POST', body: '{}' }, null);

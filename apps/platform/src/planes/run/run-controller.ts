@@ -27,9 +27,14 @@ export interface RunControllerDeps {
   readyTimeoutMs: number;
   /** Told after every pass that touched a record, and when a replica becomes ready. */
   onRecord?: (kind: RunKind, workspace: string, name: string) => void;
+  /** Longest a retired replica's requests in flight may take to finish before it is stopped. */
+  drainMs?: number;
   tickMs?: number;
   now?: () => number;
 }
+
+/** Requests in flight on a replica being removed get this long to finish (then SIGTERM, 5 s). */
+export const DEFAULT_DRAIN_MS = 30_000;
 
 /** Statuses during which the build plane owns the record: a serving replica stays, none starts. */
 const BUILD_STATUSES = new Set(['UPLOADING', 'BUILDING']);
@@ -257,14 +262,18 @@ export class RunController {
     );
   }
 
-  /** Removes every replica of a set (in the background, once per container). */
+  /**
+   * Removes every replica of a set (in the background, once per container). Out of the sets first,
+   * so no new request reaches it; then requests in flight (streams included) may finish, up to
+   * `drainMs`, before SIGTERM (issue 16: "delete drains in-flight requests first").
+   */
   private retire(recordId: string, set: ReplicaSet): void {
     for (const r of [...set.replicas]) {
       if (this.removing.has(r.engineId)) continue;
       this.removing.set(r.engineId, recordId);
       this.sets.remove(r);
-      void this.launcher
-        .remove(r.engineId, r.recordId, r.slot, r.attempt)
+      void drained(r, this.d.drainMs ?? DEFAULT_DRAIN_MS)
+        .then(() => this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt))
         .catch(() => undefined)
         .finally(() => {
           this.removing.delete(r.engineId);
@@ -272,6 +281,13 @@ export class RunController {
         });
     }
     this.sets.prune(recordId, set.revision);
+  }
+}
+
+/** Resolves once no request is in flight on the replica, or after `ms`. */
+async function drained(r: Replica, ms: number): Promise<void> {
+  for (const end = Date.now() + ms; r.inflight > 0 && Date.now() < end;) {
+    await new Promise((res) => setTimeout(res, 50));
   }
 }
 

@@ -5,7 +5,7 @@
 // (woken by a notice, bounded in number and time, given back by a caller who leaves), the states
 // answered at once (disabled, FAILED), the previous revision serving a rollout, header hygiene.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { Store } from '@tarmac/store';
 import { testDatabases } from '@tarmac/store/test-support';
 import { pino } from 'pino';
@@ -36,6 +36,7 @@ describe('run gateway', () => {
   const sets = new ReplicaSets();
   const held = new StartWaiters(2);
   const proxy = new SandboxProxy({ upstreamName: 'replica' });
+  const upgraded: Socket[] = [];
 
   beforeAll(async () => {
     ({ store, dispose } = await db.open());
@@ -44,7 +45,18 @@ describe('run gateway', () => {
     key = id.apiKey!;
     replicaServer = createServer((req, res) => {
       seen.push({ url: req.url ?? '', headers: { ...req.headers } });
+      if (req.url === '/slow') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('data: 1\n\n');
+        setTimeout(() => res.end('data: 2\n\n'), 300);
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: req.url }));
+    });
+    replicaServer.on('upgrade', (_req, socket: Socket) => {
+      upgraded.push(socket); // never closes its side by itself (afterAll does)
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\r\n');
+      socket.write('hello');
     });
     await new Promise<void>((r) => replicaServer.listen(0, '127.0.0.1', r));
     replicaPort = (replicaServer.address() as AddressInfo).port;
@@ -70,11 +82,17 @@ describe('run gateway', () => {
       if (addr) void gateway.handle(req, res, addr);
       else res.writeHead(418).end();
     });
+    platform.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+      const addr = gateway.match(req);
+      if (addr) void gateway.upgrade(req, socket, head, addr);
+      else socket.destroy();
+    });
     await new Promise<void>((r) => platform.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(platform.address() as AddressInfo).port}`;
   });
 
   afterAll(async () => {
+    for (const socket of upgraded) socket.destroy();
     proxy.close();
     await new Promise<void>((r) => platform.close(() => r()));
     await new Promise<void>((r) => replicaServer.close(() => r()));
@@ -246,6 +264,32 @@ describe('run gateway', () => {
     const res = await fetch(`${base}/${ws}/agents/vanished`, { headers: auth() });
     expect(res.status).toBe(502);
     expect(((await res.json()) as { error: string }).error).toMatch(/^replica unreachable: /);
+  });
+
+  it('counts a stream and a WebSocket in flight until they end (what a drain waits for)', async () => {
+    const r = replicaOf(record('flows'));
+    const res = await fetch(`${base}/${ws}/agents/flows/slow`, { headers: auth() });
+    expect(r.inflight).toBe(1);
+    expect(await res.text()).toBe('data: 1\n\ndata: 2\n\n');
+    await new Promise((done) => setTimeout(done, 50));
+    expect(r.inflight).toBe(0);
+    const client = connect(Number(new URL(base).port), '127.0.0.1');
+    client.write(
+      `GET /${ws}/agents/flows/socket HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${key}\r\n` +
+        'connection: Upgrade\r\nupgrade: websocket\r\n\r\n',
+    );
+    const got = await new Promise<string>((resolve) => {
+      let text = '';
+      client.on('data', (d: Buffer) => {
+        text += d.toString();
+        if (text.includes('hello')) resolve(text);
+      });
+    });
+    expect(got).toMatch(/^HTTP\/1.1 101/);
+    expect(r.inflight).toBe(1);
+    client.destroy(); // the caller hangs up; the replica never closes its side
+    await new Promise((done) => setTimeout(done, 1300));
+    expect(r.inflight).toBe(0);
   });
 
   it('is not run traffic: management and other kinds pass by', async () => {

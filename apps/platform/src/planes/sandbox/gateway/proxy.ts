@@ -76,6 +76,9 @@ function upstreamHeaders(headers: IncomingHttpHeaders, to: Upstream): IncomingHt
   return out;
 }
 
+/** How long an upgraded connection stays half-closed before both sides are closed. */
+const END_GRACE_MS = 1000;
+
 export class SandboxProxy {
   // Idle sockets close at 60 s, before sandboxd's keep-alive timeout (65 s, packages/sandboxd
   // http/limits.ts): a request after a pause reuses its connection (issue 20 item 2).
@@ -145,6 +148,17 @@ export class SandboxProxy {
       client.once('error', done);
       server.once('close', done);
       client.once('close', done);
+      // HTTP sockets allow half-open connections, so a caller who hangs up (FIN) is only passed on
+      // (the pipe ends the other side); an upstream that never closes its side would keep both
+      // sockets, and the exchange "in flight", forever. Once either side ended, the other gets
+      // END_GRACE_MS to finish, then both close (a WebSocket is not used half-closed).
+      let ended = 0;
+      const onEnd = () => {
+        if (++ended === 2) done();
+        else setTimeout(done, END_GRACE_MS).unref();
+      };
+      server.once('end', onEnd);
+      client.once('end', onEnd);
     });
   }
 
