@@ -7,6 +7,7 @@ import { registerResources } from './commands/resources.js';
 import type { RunState } from './commands/run.js';
 import { registerSandbox } from './commands/sandbox.js';
 import { registerJobs } from './commands/jobs.js';
+import { registerWorkloadLogs } from './commands/workload-logs.js';
 import type { CliContext } from './context.js';
 import { CliError, EXIT, EXIT_CODES_HELP } from './errors.js';
 
@@ -67,6 +68,7 @@ export function buildProgram(ctx: CliContext): Command & { run(argv: string[]): 
     registerDeploy,
     registerCompletion,
     registerJobs,
+    registerWorkloadLogs,
   ]) {
     register(program, ctx, state);
   }

@@ -41,6 +41,10 @@ import { overrideLookup, type Lookup } from './framework/destinations/destinatio
 import { lookup as dnsLookup } from 'node:dns';
 import { join } from 'node:path';
 import { PLATFORM_VERSION } from './version.js';
+import { createRunPlane } from './planes/run/run-plane.js';
+import { recordOfReplicaCredential } from './planes/run/replica-container.js';
+import { runRecords } from './planes/catalogue/workloads/run-records.js';
+import { SandboxProxy } from './planes/sandbox/gateway/proxy.js';
 
 /** What main.ts opened: the process's config, store, keys and files. */
 export interface OpenedResources {
@@ -157,15 +161,52 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     maxMemoryMB: sandboxPlane.memoryCapacityMB,
     view: toExecution,
   });
+  // The run plane (planes/run/ARCHITECTURE.md): agent and function replicas on the sandbox engine,
+  // with a sandbox's egress defaults and per-workspace images; records from the catalogue; the
+  // sandbox gateway's byte-for-byte proxy in front of them.
+  // Up to 64 idle connections per replica: a burst of concurrent requests reuses them.
+  const replicaProxy = new SandboxProxy({ maxFreeSockets: 64, upstreamName: 'replica' });
+  const run = createRunPlane({
+    catalogue: runRecords({
+      store,
+      feed: shared.changeFeed,
+      now: () => new Date(),
+      secrets: shared.secrets,
+      hosts: { ...DEFAULT_HOSTS, ...config.hosts },
+      apiUrl: r.apiUrl,
+    }),
+    engine: sandboxPlane.engine,
+    setup: {
+      defaults: (credentialId) => egress.sandboxDefaults({ id: credentialId }),
+      resolveImage: (workspace, ref) => workspaceImages.resolve(workspace, ref),
+    },
+    forwarder: replicaProxy,
+    authenticator: shared.authenticator,
+    workspaces: shared.workspaces,
+    changes: shared.changeFeed,
+    home: config.home,
+    logger,
+    readyTimeoutMs: config.run.readyTimeoutMs,
+    holdMs: config.run.holdMs,
+    maxHeld: 1000,
+  });
   await egress.start({
     ensureBridge: () => sandboxPlane.ensureBridge(),
     // Running job tasks use the proxy like sandboxes: their own credentials, checked against
     // their address; their policy is a sandbox's without network settings.
-    live: { all: () => [...sandboxPlane.controllers.live.all(), ...jobs.liveTasks()] },
-    lookupLive: (id) => jobs.runner.findLiveTask(id),
+    live: {
+      all: () => [
+        ...sandboxPlane.controllers.live.all(),
+        ...jobs.liveTasks(),
+        ...run.controller.liveReplicas(),
+      ],
+    },
+    lookupLive: (id) =>
+      recordOfReplicaCredential(id) ? run.controller.findLive(id) : jobs.runner.findLiveTask(id),
     resources: {
       getById: async (id) => {
-        const execution = executionOfCredential(id);
+        // Task and replica identities: their policy is a sandbox's without network settings.
+        const execution = executionOfCredential(id) ?? recordOfReplicaCredential(id);
         if (!execution) return store.resources.getById(id);
         const row = await store.resources.getById(execution);
         return row && { ...row, spec: {}, system: {} };
@@ -273,8 +314,11 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       prices: config.metering.prices,
       servedModelTypes: SERVED_PROVIDER_TYPES,
       modelCallRetentionDays: config.models.callRetentionDays,
-      extraRoutes: (app, routeDeps) => jobs.register(app, routeDeps),
       beforeJobDelete: (workspace, job) => jobs.executions.cancelAll(workspace, job),
+      extraRoutes: (app, routeDeps) => {
+        jobs.register(app, routeDeps);
+        run.register(app, routeDeps);
+      },
     },
     shared,
   );
@@ -284,6 +328,8 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     gatewayAddress(engineConfig.network.subnet ?? DEFAULT_NETWORK.subnet),
     [...SHARED_PORTS].reverse(),
   );
+
+  await run.start();
 
   // The model gateway (issue 18): the catalogue's model records in, usage out to metering (billing
   // samples, then the per-call log behind GET /v0/models/{name}/usage; both idempotent per call).
@@ -317,7 +363,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     app,
     createServer: withSandboxGateway(
       () => sandboxPlane.gateway,
-      () => [...sandboxPlane.rawRoutes, modelGateway.route, ...builds.rawRoutes],
+      () => [...sandboxPlane.rawRoutes, modelGateway.route, run.route, ...builds.rawRoutes],
       () => sandboxPlane.previews,
       {
         guard: r.connections.publicGuard,
@@ -331,6 +377,8 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     closers: [
       // Task containers keep running too (a restart re-attaches them); the runner and cron stop.
       { name: 'jobs', close: () => jobs.stop() },
+      // Replicas keep running too (a restart re-attaches them without a new container).
+      { name: 'run', close: async () => (await run.stop(), replicaProxy.close()) },
       // Sandboxes keep running (restart safety); only the controllers' loops stop.
       { name: 'sandboxes', close: () => sandboxPlane.stop() },
       { name: 'egress', close: () => egress.close() },

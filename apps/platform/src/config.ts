@@ -130,6 +130,10 @@ export const platformEnvSchema = z.object({
   TARMAC_JOBS_CANCEL_GRACE_SECONDS: optional,
   /** Seconds an execution may take from its creation when its request names no `timeout` (86400). */
   TARMAC_JOBS_EXECUTION_TIMEOUT_SECONDS: optional,
+  // Run plane (planes/run/ARCHITECTURE.md): seconds a new replica has to listen on PORT (60), and
+  // a request may be held while no replica is ready (60).
+  TARMAC_RUN_READY_TIMEOUT_SECONDS: optional,
+  TARMAC_RUN_HOLD_SECONDS: optional,
 
   // Metering (planes/metering/ARCHITECTURE.md).
   /** JSON object of price overrides, dimension → USD per unit. */
@@ -190,6 +194,7 @@ export interface PlatformConfig {
   };
   metering: { prices: PriceTable; intervalMs: number };
   jobs: { capacityPerWorkspace: number; graceSeconds: number; executionTimeoutSeconds: number };
+  run: { readyTimeoutMs: number; holdMs: number };
   connections: ConnectionConfig;
   /** Where the extra trusted CAs are (TARMAC_EXTRA_CA_CERTS); `required`: a missing path is an error. */
   extraCaCerts: ExtraCaSources;
@@ -270,6 +275,12 @@ export function resolveConfig({ flags, env, homedir }: ConfigSources): PlatformC
         86_400,
         1,
       ),
+    },
+    run: {
+      readyTimeoutMs:
+        1000 *
+        boundedWholeNumber(e.TARMAC_RUN_READY_TIMEOUT_SECONDS, 'TARMAC_RUN_READY_TIMEOUT_SECONDS', 60, 1),
+      holdMs: 1000 * boundedWholeNumber(e.TARMAC_RUN_HOLD_SECONDS, 'TARMAC_RUN_HOLD_SECONDS', 60, 1),
     },
     connections: resolveConnectionConfig(e),
     extraCaCerts: extraCaSources(e),

@@ -36,6 +36,7 @@ export type { NetworkConfig } from './network.js';
 export type { RuntimeSources } from './runtime-dir.js';
 export type { BaseImageOptions } from './images/base-image.js';
 export { BASE_IMAGE, normalizeRef, resolveRef } from './images/refs.js';
+export { EXIT_MARKER } from './command-exit.js';
 export { DEFAULT_IMPORT_LIMITS, type ImportLimits } from './images/import-limits.js';
 export { ProcessRunner, type CommandRunner, type RunOptions, type RunResult } from './runner.js';
 export { systemClock, type Clock } from './clock.js';

@@ -10,6 +10,7 @@ import { buildApp, type PlatformDeps } from '../app.js';
 import { bootstrap } from '../planes/identity/bootstrap.js';
 import { ApiKeysService } from '../planes/identity/api-keys/api-keys.service.js';
 import { PREFIX, randomId } from '../framework/credentials.js';
+import { testRunPlane } from './run-routes.js';
 import { generateSigningJwk, signingKeyFromJwk, type SigningKey } from '../planes/identity/auth/jwt.js';
 import { registerTestJobRoutes, testJobsPlane } from './job-routes.js';
 
@@ -95,10 +96,14 @@ export async function createTestPlatform(options: TestPlatformOptions): Promise<
   const signingKey = options.signingKey ?? (await testSigningKey());
   const secretKey = new Uint8Array(randomBytes(32));
   const jobs = testJobsPlane(options.store, secretKey, logger);
+  const run = testRunPlane(options.store, secretKey, signingKey, logger);
   let deps: PlatformDeps = {
     secretKey,
-    extraRoutes: registerTestJobRoutes(jobs),
     beforeJobDelete: (workspace, job) => jobs.executions.cancelAll(workspace, job),
+    extraRoutes: (app, routeDeps) => {
+      registerTestJobRoutes(jobs)(app, routeDeps);
+      run.register(app, routeDeps);
+    },
     store: options.store,
     logger,
     signingKey,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { deploymentStatusSchema, envelopeInputSchema, envelopeSchema } from './envelope.js';
 import { resourceListQuerySchema, showSecretsQuerySchema } from './resource-query.js';
-import { crudRoutes, revisionsRoute } from './crud-routes.js';
+import { crudRoutes, replicaLogsRoute, revisionsRoute } from './crud-routes.js';
 import {
   referenceListSchema,
   revisionConfigurationSchema,
@@ -61,4 +61,5 @@ export const agentRoutes = {
     listQuery: resourceListQuerySchema(),
   }),
   revisions: revisionsRoute({ ...base, response: revisionMetadataSchema }),
+  replicaLogs: replicaLogsRoute(base),
 };

@@ -143,3 +143,42 @@ export function revisionsRoute<P extends string, R extends z.ZodType>(o: {
     errors: [404],
   });
 }
+
+/**
+ * One page of the output of a workload's replicas (issue 16: `tarmac logs agent NAME [-f]`): the
+ * archived output of replicas that ended (`archived`, on the first page only), then the current
+ * replica's from byte `offset`. `replica` names the container the offset belongs to: a follower
+ * whose replica changed starts the new one from 0.
+ */
+export const replicaLogsSchema = z
+  .object({
+    replica: z.string().nullable(),
+    archived: z.string(),
+    text: z.string(),
+    next: z.number().int(),
+  })
+  .meta({ id: 'ReplicaLogs' });
+export type ReplicaLogs = z.infer<typeof replicaLogsSchema>;
+
+export function replicaLogsRoute<P extends string>(o: {
+  path: string;
+  param: P;
+  singular: string;
+  tag: string;
+}) {
+  return defineRoute({
+    operationId: `get${o.singular}ReplicaLogs`,
+    method: 'get',
+    path: `${o.path}/{${o.param}}/replicas/logs`,
+    summary: `Output (stdout and stderr) of a ${o.singular.toLowerCase()}'s replicas, from byte \`offset\``,
+    tag: o.tag,
+    auth: 'workspace',
+    params: nameParams(o.param),
+    query: z.object({
+      offset: z.coerce.number().int('must be an integer').min(0, 'must be at least 0').default(0),
+      replica: z.string().max(128, 'must be at most 128 characters').optional(),
+    }),
+    response: replicaLogsSchema,
+    errors: [404],
+  });
+}

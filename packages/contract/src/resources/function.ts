@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { deploymentStatusSchema, envelopeInputSchema, envelopeSchema } from './envelope.js';
 import { resourceListQuerySchema, showSecretsQuerySchema } from './resource-query.js';
 import { portSchema } from './sandbox.js';
-import { crudRoutes, revisionsRoute } from './crud-routes.js';
+import { crudRoutes, replicaLogsRoute, revisionsRoute } from './crud-routes.js';
 import {
   referenceListSchema,
   revisionConfigurationSchema,
@@ -74,4 +74,5 @@ export const functionRoutes = {
     listQuery: resourceListQuerySchema(),
   }),
   revisions: revisionsRoute({ ...base, response: revisionMetadataSchema }),
+  replicaLogs: replicaLogsRoute(base),
 };

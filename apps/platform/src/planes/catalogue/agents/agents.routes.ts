@@ -12,6 +12,7 @@ export function agentService(deps: WorkloadDeps, runUrl: () => string) {
     runtimeWork: 'running agents',
     policyResourceType: 'agent',
     url: (workspace, name) => `${runUrl()}/${workspace}/agents/${name}`,
+    runPlane: true,
   });
 }
 

@@ -15,6 +15,7 @@ export function functionService(deps: WorkloadDeps, runUrl: () => string) {
     runtimeWork: 'running MCP servers',
     policyResourceType: 'function',
     url: (workspace, name) => `${runUrl()}/${workspace}/functions/${name}`,
+    runPlane: true,
   });
 }
 

@@ -47,6 +47,12 @@ export interface WorkloadKind {
    * containers removed, issue 17). The record is DELETING meanwhile, so nothing new starts on it.
    */
   beforeDelete?: (workspace: string, name: string) => Promise<void>;
+  /**
+   * The run plane (planes/run, issue 16) deploys this kind: an enabled record is DEPLOYING until a
+   * replica answers, a disabled one DEACTIVATING until its replicas are gone; the run controller
+   * writes DEPLOYED / FAILED / DEACTIVATED.
+   */
+  runPlane?: boolean;
 }
 
 export interface WorkloadDeps extends CollectionDeps {
@@ -217,6 +223,10 @@ export class WorkloadService<Spec extends WorkloadSpec> {
 
   private deploymentEvent(spec: Spec, row: ResourceRow<Spec> | undefined): CoreEvent {
     const now = this.deps.now();
+    if (!spec.enabled && this.def.runPlane) {
+      const message = `${this.def.label} is disabled (spec.enabled is false); stopping its replicas`;
+      return newEvent(row, 'deployment', 'DEACTIVATING', message, now);
+    }
     if (!spec.enabled) {
       return newEvent(
         row,
@@ -225,6 +235,13 @@ export class WorkloadService<Spec extends WorkloadSpec> {
         `${this.def.label} is disabled (spec.enabled is false)`,
         now,
       );
+    }
+    if (this.def.runPlane) {
+      const image = (spec.runtime as { image?: string } | undefined)?.image;
+      const message = image
+        ? `Accepted; starting a replica of image ${image}`
+        : 'Accepted; waiting for an image: deploy the code (tarmac deploy) or set spec.runtime.image';
+      return newEvent(row, 'deployment', 'DEPLOYING', message, now);
     }
     const served = this.def.servedAtOnce?.(spec);
     if (served) return newEvent(row, 'deployment', 'DEPLOYED', served, now);

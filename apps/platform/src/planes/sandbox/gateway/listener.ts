@@ -19,6 +19,8 @@ import type { SandboxGateway } from './sandbox-gateway.js';
 export interface RawRoute {
   matches(req: IncomingMessage): boolean;
   listener: RequestListener;
+  /** Takes a WebSocket (upgrade) request it matches; false leaves it to the next (the run gateway). */
+  upgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
 }
 
 /** Connection caps and HTTP timeouts of the listener (issue 19 item 7; connection-guard.ts). */
@@ -64,8 +66,9 @@ export function withSandboxGateway(
       const rest = () => {
         const g = gateway();
         const target = g?.match(req);
-        if (g && target) void g.upgrade(req, socket, head, target);
-        else socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+        if (g && target) return void g.upgrade(req, socket, head, target);
+        if (raw().some((r) => r.upgrade?.(req, socket, head))) return;
+        socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
       };
       const pg = previews();
       const preview = pg?.match(req);

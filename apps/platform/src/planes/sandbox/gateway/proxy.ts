@@ -76,10 +76,24 @@ function upstreamHeaders(headers: IncomingHttpHeaders, to: Upstream): IncomingHt
   return out;
 }
 
+/** How long an upgraded connection stays half-closed before both sides are closed. */
+const END_GRACE_MS = 1000;
+
 export class SandboxProxy {
   // Idle sockets close at 60 s, before sandboxd's keep-alive timeout (65 s, packages/sandboxd
   // http/limits.ts): a request after a pause reuses its connection (issue 20 item 2).
-  private readonly agent = new Agent({ keepAlive: true, maxFreeSockets: 4, timeout: 60_000 });
+  private readonly agent: Agent;
+  /** What a 502 calls the upstream: `sandbox`, or the run plane's `replica`. */
+  private readonly upstreamName: string;
+
+  /**
+   * `maxFreeSockets`: idle connections kept per upstream. 4 suits sandboxd; the run plane's
+   * replicas take concurrent bursts, and a closed idle socket is a new TCP handshake per request.
+   */
+  constructor(options: { maxFreeSockets?: number; upstreamName?: string } = {}) {
+    this.upstreamName = options.upstreamName ?? 'sandbox';
+    this.agent = new Agent({ keepAlive: true, maxFreeSockets: options.maxFreeSockets ?? 4, timeout: 60_000 });
+  }
 
   /** Pipes the request to the upstream and its response back; resolves when the exchange ends. */
   forward(req: IncomingMessage, res: ServerResponse, to: Upstream): Promise<void> {
@@ -96,7 +110,7 @@ export class SandboxProxy {
       );
       upstream.once('error', (err) => {
         if (!res.headersSent) {
-          const body = JSON.stringify({ error: `sandbox unreachable: ${err.message}` });
+          const body = JSON.stringify({ error: `${this.upstreamName} unreachable: ${err.message}` });
           res.writeHead(502, { 'content-type': 'application/json' }).end(body);
         } else res.destroy();
       });
@@ -134,6 +148,17 @@ export class SandboxProxy {
       client.once('error', done);
       server.once('close', done);
       client.once('close', done);
+      // HTTP sockets allow half-open connections, so a caller who hangs up (FIN) is only passed on
+      // (the pipe ends the other side); an upstream that never closes its side would keep both
+      // sockets, and the exchange "in flight", forever. Once either side ended, the other gets
+      // END_GRACE_MS to finish, then both close (a WebSocket is not used half-closed).
+      let ended = 0;
+      const onEnd = () => {
+        if (++ended === 2) done();
+        else setTimeout(done, END_GRACE_MS).unref();
+      };
+      server.once('end', onEnd);
+      client.once('end', onEnd);
     });
   }
 

@@ -1,0 +1,110 @@
+/**
+ * The agent and function records as the run plane reads and writes them (issue 16; compose.ts
+ * hands this in as its `RunCatalogue`, planes/run/run-ports.ts). Secrets are opened here, in the
+ * plane that sealed them, and only for the env of a replica being created: `runtime.envs`, then
+ * each integration connection's `config` and `secret` keys under their own names (functions,
+ * issue 16 "integrationConnections are decrypted and handed to it as environment variables").
+ * Status writes are read-modify-write at the record's revision (framework/collection.ts mutate),
+ * skipped when the record moved to another revision or already has the status.
+ */
+import type { IntegrationConnectionSpec } from '@tarmac/contract';
+import type { ResourceRow, Store } from '@tarmac/store';
+import { ResourceCollection, type CollectionDeps } from '../../../framework/collection.js';
+import { newEvent } from '../../../framework/events.js';
+import { AGENT_KIND, CONNECTION_KIND, FUNCTION_KIND } from '../../../framework/kinds.js';
+import { viewMap, type SecretBox, type SecretEnv } from '../../../framework/secrets.js';
+import { secretContext, viewSpec, type SecretBearingSpec } from './workload-secrets.js';
+
+type Kind = 'agent' | 'function';
+interface StoredSpec extends SecretBearingSpec {
+  enabled?: boolean;
+  public?: boolean;
+  integrationConnections?: string[];
+  runtime?: { image?: string; memory?: number; envs?: SecretEnv[] };
+}
+
+export interface RunRecordView {
+  id: string;
+  kind: Kind;
+  workspace: string;
+  name: string;
+  status: string;
+  enabled: boolean;
+  public: boolean;
+  image: string | undefined;
+  memoryMB: number;
+  revision: string;
+  lastMessage: string | undefined;
+}
+
+const LABELS: Record<Kind, string> = { agent: 'Agent', function: 'Function' };
+
+/** The newest revision id the catalogue wrote (workload.service.ts, build-records.ts). */
+export function revisionOf(row: ResourceRow<unknown>): string {
+  const revisions = row.system.revisions as Array<{ id?: string }> | undefined;
+  return revisions?.[0]?.id ?? `r${row.revision}`;
+}
+
+export function runRecords(deps: CollectionDeps & { secrets: SecretBox }) {
+  const store: Store = deps.store;
+  const view = (row: ResourceRow<StoredSpec>, kind: Kind): RunRecordView => ({
+    id: row.id,
+    kind,
+    workspace: row.workspace,
+    name: row.name,
+    status: row.status ?? 'DEPLOYING',
+    enabled: row.spec.enabled !== false,
+    public: row.spec.public === true,
+    image: row.spec.runtime?.image || undefined,
+    memoryMB: row.spec.runtime?.memory ?? 2048,
+    revision: revisionOf(row),
+    lastMessage: row.events.at(-1)?.message,
+  });
+  return {
+    kinds: [AGENT_KIND, FUNCTION_KIND] as const,
+    async list(): Promise<RunRecordView[]> {
+      const out: RunRecordView[] = [];
+      for (const kind of [AGENT_KIND, FUNCTION_KIND] as const) {
+        for (const row of await store.resources.listByKind<StoredSpec>(kind)) {
+          if (!row.terminatedAt && row.status !== 'DELETING') out.push(view(row, kind));
+        }
+      }
+      return out;
+    },
+    async envOf(r: RunRecordView): Promise<Record<string, string>> {
+      const row = await store.resources.get<StoredSpec>(r.workspace, r.kind, r.name);
+      if (!row) return {};
+      const env: Record<string, string> = {};
+      if (r.kind === FUNCTION_KIND) {
+        for (const c of row.spec.integrationConnections ?? []) {
+          const conn = await store.resources.get<IntegrationConnectionSpec>(r.workspace, CONNECTION_KIND, c);
+          if (!conn) continue;
+          const context = secretContext(r.workspace, CONNECTION_KIND, c);
+          Object.assign(
+            env,
+            conn.spec.config ?? {},
+            viewMap(deps.secrets, conn.spec.secret, context, 'reveal'),
+          );
+        }
+      }
+      const spec = viewSpec(deps.secrets, row.spec, secretContext(r.workspace, r.kind, r.name), 'reveal');
+      for (const e of spec.runtime?.envs ?? []) env[e.name] = e.value;
+      return env;
+    },
+    async setStatus(r: RunRecordView, status: string, message: string): Promise<boolean> {
+      const rows = new ResourceCollection<StoredSpec>(deps, r.kind, LABELS[r.kind]);
+      let wrote = false;
+      try {
+        await rows.mutate(r.workspace, r.name, 'run-plane', async (row) => {
+          if (row.id !== r.id || revisionOf(row) !== r.revision || row.status === status) return undefined;
+          if ((row.spec.enabled !== false) !== r.enabled) return undefined; // changed meanwhile
+          wrote = true;
+          return { patch: { status }, event: newEvent(row, 'deployment', status, message, deps.now()) };
+        });
+      } catch {
+        return false; // gone (404) or contended: the next pass looks again
+      }
+      return wrote;
+    },
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * After a platform restart (ARCHITECTURE.md "Restart survival"): replica containers are not
+ * children of the platform and kept running, so every running `rp-` container becomes a replica
+ * again, rebuilt from its labels (record, revision, slot, kind, name) — no new container, the same
+ * process. Stopped ones are archived and removed. Each re-attached replica gets a short probe: it
+ * served before the restart, so it answers at once; one that does not is replaced (removed here,
+ * started again by the controller's first pass) rather than holding the gateway's first answers.
+ */
+import type { Logger } from 'pino';
+import { REPLICA_PORT, REPLICA_PREFIX, replicaCredentialId } from './replica-container.js';
+import type { ReplicaLauncher } from './replica-launcher.js';
+import type { ReplicaSets } from './replica-sets.js';
+import type { ReplicaEngine } from './run-ports.js';
+
+/** How long a re-attached replica has to answer after a platform restart. */
+export const ADOPT_PROBE_MS = 3000;
+
+export interface AdoptionDeps {
+  engine: Pick<ReplicaEngine, 'list'>;
+  sets: ReplicaSets;
+  launcher: Pick<ReplicaLauncher, 'probe' | 'remove'>;
+  logger: Logger;
+  now: () => number;
+}
+
+export async function adoptReplicas(d: AdoptionDeps): Promise<void> {
+  for (const info of await d.engine.list()) {
+    const l = info.labels;
+    if (!info.id.startsWith(REPLICA_PREFIX) || !l.record || !l.revision) continue;
+    const slot = Number(l.slot ?? 0);
+    const attempt = Number(info.id.split('-').at(-1)) || 1;
+    if (info.status === 'STOPPED') {
+      await d.launcher.remove(info.id, l.record, slot, attempt).catch(() => undefined);
+      continue;
+    }
+    const set = d.sets.set(l.record, l.revision);
+    set.nextAttempt = Math.max(set.nextAttempt, attempt + 1);
+    set.replicas.push({
+      engineId: info.id,
+      recordId: l.record,
+      kind: l.runKind === 'function' ? 'function' : 'agent',
+      workspace: l.workspace ?? '',
+      name: l.runName ?? '',
+      revision: l.revision,
+      slot,
+      attempt,
+      ip: info.ip,
+      port: REPLICA_PORT,
+      phase: 'starting',
+      credentialId: replicaCredentialId(l.record, slot),
+      readyAtMs: undefined,
+      inflight: 0,
+      lastUsedMs: d.now(),
+    });
+  }
+  await Promise.all(
+    d.sets.all().map(async (r) => {
+      const out = await d.launcher.probe(r, () => true, ADOPT_PROBE_MS);
+      if (out.kind === 'ready') return;
+      d.logger.warn({ replica: r.engineId }, 're-attached replica does not answer; replacing it');
+      d.sets.remove(r);
+      await d.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt, 0).catch(() => undefined);
+    }),
+  );
+}

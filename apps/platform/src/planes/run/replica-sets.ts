@@ -1,0 +1,129 @@
+/**
+ * The run plane's in-memory view of what runs: per record, one replica set per revision, each
+ * with its replicas (ARCHITECTURE.md "Seams": the autoscaler, canary splits and STANDBY will act
+ * on these sets; today a set holds at most one replica). Nothing here is persisted: after a
+ * restart the controller rebuilds it from the engine's containers (their labels) and the records.
+ */
+import type { RunKind } from './run-ports.js';
+
+export type ReplicaPhase = 'starting' | 'ready';
+
+export interface Replica {
+  engineId: string;
+  recordId: string;
+  kind: RunKind;
+  workspace: string;
+  name: string;
+  revision: string;
+  slot: number;
+  attempt: number;
+  ip: string;
+  port: number;
+  phase: ReplicaPhase;
+  /** Its egress identity (replica-container.ts replicaCredentialId). */
+  credentialId: string;
+  readyAtMs: number | undefined;
+  /** Requests forwarded to it right now (streams and WebSockets count until they end). */
+  inflight: number;
+  lastUsedMs: number;
+}
+
+export interface ReplicaSet {
+  revision: string;
+  replicas: Replica[];
+  /** Exits and failed starts since the last replica that stayed up: the backoff's exponent. */
+  crashes: number;
+  /** No new replica before this (crash-loop backoff). */
+  notBeforeMs: number;
+  /** The attempt number of the next container (engine ids are never reused). */
+  nextAttempt: number;
+  /** A start is in flight (create + probe). */
+  launching: boolean;
+  /** Set when no retry can help until the record changes (image missing). */
+  blocked: string | undefined;
+}
+
+/** Crash-loop backoff: 1 s, 2 s, 4 s … capped at 30 s (Kubernetes' CrashLoopBackOff, shorter). */
+export function backoffMs(crashes: number): number {
+  return Math.min(30_000, 1000 * 2 ** Math.max(0, crashes - 1));
+}
+
+/** A replica that stayed ready this long resets its set's backoff. */
+export const STABLE_AFTER_MS = 30_000;
+
+export class ReplicaSets {
+  private readonly byRecord = new Map<string, Map<string, ReplicaSet>>();
+
+  /** The set of one revision, made when missing. */
+  set(recordId: string, revision: string): ReplicaSet {
+    let sets = this.byRecord.get(recordId);
+    if (!sets) this.byRecord.set(recordId, (sets = new Map()));
+    let set = sets.get(revision);
+    if (!set) {
+      set = {
+        revision,
+        replicas: [],
+        crashes: 0,
+        notBeforeMs: 0,
+        nextAttempt: 1,
+        launching: false,
+        blocked: undefined,
+      };
+      sets.set(revision, set);
+    }
+    return set;
+  }
+
+  setsOf(recordId: string): ReplicaSet[] {
+    return [...(this.byRecord.get(recordId)?.values() ?? [])];
+  }
+
+  recordIds(): string[] {
+    return [...this.byRecord.keys()];
+  }
+
+  /** Forgets a set once it has no replica and nothing in flight. */
+  prune(recordId: string, revision: string): void {
+    const sets = this.byRecord.get(recordId);
+    const set = sets?.get(revision);
+    if (!sets || !set || set.replicas.length > 0 || set.launching) return;
+    sets.delete(revision);
+    if (sets.size === 0) this.byRecord.delete(recordId);
+  }
+
+  /** A ready replica of the revision, the least busy first. */
+  ready(recordId: string, revision: string): Replica | undefined {
+    const set = this.byRecord.get(recordId)?.get(revision);
+    let best: Replica | undefined;
+    for (const r of set?.replicas ?? []) {
+      if (r.phase === 'ready' && (!best || r.inflight < best.inflight)) best = r;
+    }
+    return best;
+  }
+
+  /**
+   * The replica a request goes to: a ready one of the record's current revision; while that has
+   * none (starting, crash-looping, the record being rebuilt), one of a revision it replaces — the
+   * previous revision serves until the new one answers (older sets are retired only then).
+   */
+  serving(recordId: string, revision: string): Replica | undefined {
+    const current = this.ready(recordId, revision);
+    if (current) return current;
+    for (const set of this.setsOf(recordId)) {
+      const older = this.ready(recordId, set.revision);
+      if (older) return older;
+    }
+    return undefined;
+  }
+
+  all(): Replica[] {
+    const out: Replica[] = [];
+    for (const sets of this.byRecord.values()) for (const s of sets.values()) out.push(...s.replicas);
+    return out;
+  }
+
+  remove(replica: Replica): void {
+    const set = this.byRecord.get(replica.recordId)?.get(replica.revision);
+    if (set) set.replicas = set.replicas.filter((r) => r.engineId !== replica.engineId);
+  }
+}

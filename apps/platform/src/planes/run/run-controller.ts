@@ -1,0 +1,295 @@
+/**
+ * The run controller (issue 16; ARCHITECTURE.md beside this file): keeps one replica per enabled
+ * agent or function whose record names an image, level-triggered like the sandbox controller and
+ * the job runner. Each pass reads the records (catalogue) and the replica sets (memory, rebuilt
+ * from the engine's containers at start) and converges:
+ *   - enabled, image, no replica of the newest revision → start one (after the crash backoff);
+ *     once it answers on PORT → DEPLOYED, and replicas of older revisions are removed;
+ *   - a replica whose container stopped → output archived, container removed, started again
+ *     after 1 s, 2 s, 4 s … (30 s cap); never answered → FAILED with its last log lines;
+ *   - `enabled: false` → replicas removed, DEACTIVATED; a deleted record → replicas removed.
+ * Passes run on every change notice of the two kinds (coalesced) and every `tickMs`.
+ */
+import type { Logger } from 'pino';
+import type { LogArchive } from '../../framework/log-archive.js';
+import { adoptReplicas } from './replica-adoption.js';
+import { ReplicaLauncher, type LaunchOutcome } from './replica-launcher.js';
+import { backoffMs, ReplicaSets, STABLE_AFTER_MS, type Replica, type ReplicaSet } from './replica-sets.js';
+import type { ReplicaEngine, ReplicaSetup, RunCatalogue, RunKind, RunRecord } from './run-ports.js';
+
+export interface RunControllerDeps {
+  catalogue: RunCatalogue;
+  engine: ReplicaEngine;
+  setup: ReplicaSetup;
+  logs: LogArchive;
+  logger: Logger;
+  /** Longest a new replica may take to listen on PORT (TARMAC_RUN_READY_TIMEOUT_SECONDS). */
+  readyTimeoutMs: number;
+  /** Told after every pass that touched a record, and when a replica becomes ready. */
+  onRecord?: (kind: RunKind, workspace: string, name: string) => void;
+  /** Longest a retired replica's requests in flight may take to finish before it is stopped. */
+  drainMs?: number;
+  tickMs?: number;
+  now?: () => number;
+}
+
+/** Requests in flight on a replica being removed get this long to finish (then SIGTERM, 5 s). */
+export const DEFAULT_DRAIN_MS = 30_000;
+
+/** Statuses during which the build plane owns the record: a serving replica stays, none starts. */
+const BUILD_STATUSES = new Set(['UPLOADING', 'BUILDING']);
+
+export const recordKey = (kind: RunKind, workspace: string, name: string) =>
+  `${kind}\u0000${workspace}\u0000${name}`;
+
+export class RunController {
+  readonly sets = new ReplicaSets();
+  readonly launcher: ReplicaLauncher;
+  private readonly now: () => number;
+  private records = new Map<string, RunRecord>();
+  /** Containers being removed, engine id → record id. */
+  private readonly removing = new Map<string, string>();
+  private timer: NodeJS.Timeout | undefined;
+  private passing: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private resolveReady!: () => void;
+  /** Settles once the first pass after start re-attached what survived a restart. */
+  readonly ready = new Promise<void>((r) => (this.resolveReady = r));
+
+  constructor(private readonly d: RunControllerDeps) {
+    this.now = d.now ?? Date.now;
+    this.launcher = new ReplicaLauncher({ ...d, now: this.now });
+  }
+
+  async start(): Promise<void> {
+    try {
+      await this.adopt();
+      await this.pass();
+    } catch (err) {
+      this.d.logger.error({ err }, 'run controller start pass failed; the next pass retries');
+    } finally {
+      this.resolveReady();
+    }
+    this.timer = setInterval(() => this.kick(), this.d.tickMs ?? 1000);
+    this.timer.unref();
+  }
+
+  /** Stops the loop; replicas keep running (a restarted platform re-attaches them). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.passing;
+  }
+
+  /** The record as of the last pass (the gateway's hot path: no store read per request). */
+  record(kind: RunKind, workspace: string, name: string): RunRecord | undefined {
+    return this.records.get(recordKey(kind, workspace, name));
+  }
+
+  /** The replica a request goes to (ReplicaSets.serving: the previous revision fills in). */
+  readyReplica(record: RunRecord): Replica | undefined {
+    return this.sets.serving(record.id, record.revision);
+  }
+
+  /** Egress identities of every replica (compose.ts adds them to the proxy's live list). */
+  liveReplicas(): Array<{ id: string; workspace: string; name: string; ip: string }> {
+    return this.sets
+      .all()
+      .map((r) => ({ id: r.credentialId, workspace: r.workspace, name: r.name, ip: r.ip }));
+  }
+
+  /** The egress identity of a replica being created (its first request can beat the answer). */
+  async findLive(credentialId: string) {
+    const known = this.liveReplicas().find((r) => r.id === credentialId);
+    if (known) return known;
+    const creating = this.launcher.creating.get(credentialId);
+    const info = creating && (await this.launcher.inspect(creating.engineId));
+    if (!creating || !info || info.status === 'STOPPED') return undefined;
+    return {
+      id: credentialId,
+      workspace: creating.record.workspace,
+      name: creating.record.name,
+      ip: info.ip,
+    };
+  }
+
+  kick(): void {
+    if (this.stopped) return;
+    if (this.passing) {
+      this.again = true;
+      return;
+    }
+    this.passing = this.pass()
+      .catch((err) => this.d.logger.error({ err }, 'run controller pass failed; the next one retries'))
+      .finally(() => {
+        this.passing = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  /** After a restart: every running replica container becomes a replica again (no new container). */
+  private adopt(): Promise<void> {
+    return adoptReplicas({ ...this.d, sets: this.sets, launcher: this.launcher, now: this.now });
+  }
+
+  private async pass(): Promise<void> {
+    const list = await this.d.catalogue.list();
+    const next = new Map<string, RunRecord>();
+    for (const r of list) next.set(recordKey(r.kind, r.workspace, r.name), r);
+    const before = this.records;
+    this.records = next;
+    const live = new Set(list.map((r) => r.id));
+    for (const r of list) {
+      await this.reconcile(r);
+      this.d.onRecord?.(r.kind, r.workspace, r.name);
+    }
+    // Deleted records: their replicas go (and held requests learn it: 404).
+    for (const id of this.sets.recordIds()) {
+      if (live.has(id)) continue;
+      for (const set of this.sets.setsOf(id)) this.retire(id, set);
+    }
+    for (const [key, r] of before) if (!next.has(key)) this.d.onRecord?.(r.kind, r.workspace, r.name);
+  }
+
+  private async reconcile(record: RunRecord): Promise<void> {
+    const now = this.now();
+    for (const set of this.sets.setsOf(record.id)) await this.observe(record, set, now);
+    const sets = this.sets.setsOf(record.id);
+    if (!record.enabled) {
+      for (const set of sets) this.retire(record.id, set);
+      const draining = [...this.removing.values()].includes(record.id);
+      if (this.sets.setsOf(record.id).length === 0 && !draining && record.status !== 'DEACTIVATED') {
+        await this.d.catalogue.setStatus(
+          record,
+          'DEACTIVATED',
+          `${label(record)} is disabled; no replica runs`,
+        );
+      }
+      return;
+    }
+    if (BUILD_STATUSES.has(record.status) || !record.image) return;
+    const current = this.sets.set(record.id, record.revision);
+    const ready = current.replicas.find((r) => r.phase === 'ready');
+    if (ready) {
+      if (ready.readyAtMs !== undefined && now - ready.readyAtMs > STABLE_AFTER_MS) current.crashes = 0;
+      // The new revision serves: older sets go (a seam for canaries: ARCHITECTURE.md).
+      for (const set of sets) if (set.revision !== record.revision) this.retire(record.id, set);
+      if (record.status !== 'DEPLOYED') {
+        await this.d.catalogue.setStatus(
+          record,
+          'DEPLOYED',
+          `Replica ${ready.engineId} answers on port ${ready.port} (revision ${record.revision})`,
+        );
+      }
+      return;
+    }
+    if (current.replicas.length > 0 || current.launching || current.blocked || now < current.notBeforeMs)
+      return;
+    current.launching = true;
+    const attempt = current.nextAttempt++;
+    void this.launcher
+      .launch(record, 0, attempt, () => this.wanted(record))
+      .then((out) => this.launched(record, current, out))
+      .catch((err) => this.d.logger.error({ err, record: record.name }, 'replica launch failed'))
+      .finally(() => {
+        current.launching = false;
+        this.kick();
+      });
+  }
+
+  /** A container of this set that stopped: archived, removed, the set backs off. */
+  private async observe(record: RunRecord, set: ReplicaSet, now: number): Promise<void> {
+    for (const r of [...set.replicas]) {
+      const info = await this.launcher.inspect(r.engineId);
+      if (info && info.status !== 'STOPPED') continue;
+      this.sets.remove(r);
+      set.crashes++;
+      set.notBeforeMs = now + backoffMs(set.crashes);
+      const lastLines = await this.launcher.lastLines(r.engineId);
+      await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt).catch(() => undefined);
+      if (set.revision !== record.revision || !record.enabled) continue;
+      const code = info?.exitCode ?? null;
+      this.d.logger.warn({ record: record.name, replica: r.engineId, code }, 'replica exited');
+      await this.d.catalogue.setStatus(
+        record,
+        'DEPLOYING',
+        `Replica exited (code ${code ?? 'unknown'}); restarting in ${Math.round(backoffMs(set.crashes) / 1000)} s${tail(lastLines)}`,
+      );
+    }
+  }
+
+  /** Whether the record still asks for this revision's replica (not deleted, disabled, changed). */
+  private wanted(record: RunRecord): boolean {
+    const now = this.records.get(recordKey(record.kind, record.workspace, record.name));
+    return now?.id === record.id && now.enabled && now.revision === record.revision;
+  }
+
+  private async launched(record: RunRecord, set: ReplicaSet, out: LaunchOutcome): Promise<void> {
+    if (out.kind === 'cancelled') {
+      const r = out.replica;
+      await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt, 0).catch(() => undefined);
+      return;
+    }
+    if (out.kind === 'ready') {
+      set.replicas.push(out.replica);
+      this.d.onRecord?.(record.kind, record.workspace, record.name);
+      return;
+    }
+    if (out.kind === 'error') {
+      if (out.blocked) set.blocked = out.message;
+      if (!out.transient) set.crashes++;
+      set.notBeforeMs = this.now() + (out.transient ? 1000 : backoffMs(set.crashes));
+      if (!out.transient)
+        await this.d.catalogue.setStatus(record, 'FAILED', `Could not start a replica: ${out.message}`);
+      return;
+    }
+    set.crashes++;
+    set.notBeforeMs = this.now() + backoffMs(set.crashes);
+    const r = out.replica;
+    await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt, 0).catch(() => undefined);
+    const why =
+      out.kind === 'exited'
+        ? `exited (code ${out.exitCode ?? 'unknown'}) before listening on port ${r.port}`
+        : `did not listen on port ${r.port} within ${Math.round(this.d.readyTimeoutMs / 1000)} s`;
+    await this.d.catalogue.setStatus(
+      record,
+      'FAILED',
+      `Replica ${why}; retrying in ${Math.round(backoffMs(set.crashes) / 1000)} s${tail(out.lastLines)}`,
+    );
+  }
+
+  /**
+   * Removes every replica of a set (in the background, once per container). Out of the sets first,
+   * so no new request reaches it; then requests in flight (streams included) may finish, up to
+   * `drainMs`, before SIGTERM (issue 16: "delete drains in-flight requests first").
+   */
+  private retire(recordId: string, set: ReplicaSet): void {
+    for (const r of [...set.replicas]) {
+      if (this.removing.has(r.engineId)) continue;
+      this.removing.set(r.engineId, recordId);
+      this.sets.remove(r);
+      void drained(r, this.d.drainMs ?? DEFAULT_DRAIN_MS)
+        .then(() => this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt))
+        .catch(() => undefined)
+        .finally(() => {
+          this.removing.delete(r.engineId);
+          this.kick();
+        });
+    }
+    this.sets.prune(recordId, set.revision);
+  }
+}
+
+/** Resolves once no request is in flight on the replica, or after `ms`. */
+async function drained(r: Replica, ms: number): Promise<void> {
+  for (const end = Date.now() + ms; r.inflight > 0 && Date.now() < end;) {
+    await new Promise((res) => setTimeout(res, 50));
+  }
+}
+
+const label = (r: RunRecord) => (r.kind === 'agent' ? 'Agent' : 'Function');
+const tail = (lines: string) => (lines ? `; last log lines:\n${lines}` : '; it printed nothing');

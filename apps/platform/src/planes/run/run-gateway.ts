@@ -1,0 +1,191 @@
+/**
+ * The run gateway (issue 16; spec "Inference endpoints"; reference control-plane.md §5.2):
+ * `{run_url}/{ws}/agents/{name}[/{path}]` and `{run_url}/{ws}/functions/{name}[/{path}]` (the MCP
+ * endpoint is `/mcp`), every method, forwarded to a ready replica byte for byte — streams both
+ * ways (SSE, chunked), WebSocket upgrades spliced, every header but hop-by-hop ones and the
+ * platform's credentials forwarded (`X-Service-Thread-Id`, `X-Blaxel-Thread-Id`, `Mcp-Session-Id`
+ * pass untouched). A raw node handler in front of the management app, like the sandbox and model
+ * gateways: the hot path is a map lookup, a cached access check (framework/access-cache.ts) and a
+ * pipe — no store read per request.
+ *
+ * Private by default: a workspace member's API key or JWT (401 without or with a wrong one; 404
+ * for another workspace's resource, never a leak); `spec.public: true` skips authentication.
+ * A request while no replica is ready is held (framework/held-requests.ts, bounded in number and
+ * time, woken by the controller) — never an immediate "starting" 503; disabled, FAILED or gone
+ * answer at once.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import type { AccessCache } from '../../framework/access-cache.js';
+import type { StartWaiters } from '../../framework/held-requests.js';
+import { runAddress, type RunAddress } from './run-address.js';
+import type { RunController } from './run-controller.js';
+import { RunError, sendRunError, upgradeError } from './run-error.js';
+import type { Replica } from './replica-sets.js';
+import type { Forwarder, RunRecord } from './run-ports.js';
+
+export interface RunGatewayDeps {
+  controller: Pick<RunController, 'record' | 'readyReplica' | 'ready'>;
+  access: AccessCache;
+  forwarder: Forwarder;
+  held: StartWaiters;
+  /** Longest a request waits for a replica (TARMAC_RUN_HOLD_SECONDS). */
+  holdMs: number;
+  logger: Logger;
+  now?: () => number;
+}
+
+const LABELS = { agent: 'agent', function: 'function' } as const;
+/** Statuses in which a replica is on its way: requests wait for it. */
+const COMING = new Set(['DEPLOYING', 'DEPLOYED', 'UPLOADING', 'BUILDING', 'BUILT']);
+
+export class RunGateway {
+  constructor(private readonly d: RunGatewayDeps) {}
+
+  match(req: IncomingMessage): RunAddress | undefined {
+    return runAddress(req.url ?? '/');
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, addr: RunAddress): Promise<void> {
+    let replica: Replica;
+    try {
+      replica = await this.admit(req, addr, closed(res));
+    } catch (err) {
+      this.log(err);
+      if (!res.destroyed) sendRunError(res, err);
+      return;
+    }
+    replica.inflight++;
+    try {
+      await this.d.forwarder.forward(req, res, { host: replica.ip, port: replica.port, path: addr.path });
+    } finally {
+      replica.inflight--;
+      replica.lastUsedMs = (this.d.now ?? Date.now)();
+    }
+  }
+
+  async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, addr: RunAddress): Promise<void> {
+    let replica: Replica;
+    try {
+      replica = await this.admit(req, addr, closed(socket));
+    } catch (err) {
+      this.log(err);
+      if (!socket.destroyed) upgradeError(socket, err);
+      return;
+    }
+    replica.inflight++; // an open WebSocket counts as in flight until it closes
+    try {
+      const to = { host: replica.ip, port: replica.port, path: addr.path };
+      await this.d.forwarder.upgrade(req, socket, head, to);
+    } finally {
+      replica.inflight--;
+      replica.lastUsedMs = (this.d.now ?? Date.now)();
+    }
+  }
+
+  private log(err: unknown): void {
+    if (!(err instanceof RunError)) this.d.logger.error({ err }, 'run gateway error');
+  }
+
+  /** Authentication (unless public), then a ready replica: everything before the first byte out. */
+  private async admit(req: IncomingMessage, addr: RunAddress, gone: AbortSignal): Promise<Replica> {
+    await this.d.controller.ready; // just started: replicas are re-attached by the first pass
+    const record = this.d.controller.record(addr.kind, addr.workspace, addr.name);
+    if (!record?.public) {
+      const token = bearer(req);
+      if (!token)
+        throw new RunError(401, 'Missing bearer token: send "Authorization: Bearer <API key or JWT>"');
+      if (!(await this.d.access.authenticated(token))) {
+        throw new RunError(401, 'Invalid, expired or revoked credentials');
+      }
+      if (!(await this.d.access.allowed(token, addr.workspace))) throw notFound(addr);
+    }
+    if (!record) throw notFound(addr);
+    return this.untilReady(addr, gone);
+  }
+
+  /** A ready replica of the record's revision; held (bounded) while one is coming. */
+  private async untilReady(addr: RunAddress, gone: AbortSignal): Promise<Replica> {
+    const now = this.d.now ?? Date.now;
+    const deadline = now() + this.d.holdMs;
+    const key = `${addr.kind}/${addr.name}`;
+    let holding = false;
+    try {
+      for (;;) {
+        const watch = this.d.held.watch(addr.workspace, key); // before the read: no notice lost
+        try {
+          const record = this.d.controller.record(addr.kind, addr.workspace, addr.name);
+          if (!record) throw notFound(addr);
+          if (!record.enabled) refuseAtOnce(record); // disabled: not even a replica still stopping
+          const replica = this.d.controller.readyReplica(record);
+          if (replica) return replica;
+          refuseAtOnce(record);
+          if (!holding && !(holding = this.d.held.hold())) {
+            throw new RunError(
+              503,
+              `${describe(record)} has no ready replica and ${this.d.held.maxHeld} requests already wait; retry shortly`,
+              1,
+            );
+          }
+          const left = deadline - now();
+          if (left <= 0 || gone.aborted) {
+            throw new RunError(
+              503,
+              `${describe(record)} has no ready replica after ${Math.round(this.d.holdMs / 1000)} s (status ${record.status}); retry shortly`,
+              1,
+            );
+          }
+          await watch.next(left, gone);
+        } finally {
+          watch.cancel();
+        }
+      }
+    } finally {
+      if (holding) this.d.held.release();
+    }
+  }
+}
+
+/** The states in which waiting cannot help: answered 503 at once, naming the state. */
+function refuseAtOnce(record: RunRecord): void {
+  if (!record.enabled) {
+    const state = record.status === 'DEACTIVATED' ? 'DEACTIVATED' : 'DEACTIVATING';
+    throw new RunError(503, `${describe(record)} is ${state} (spec.enabled is false)`);
+  }
+  if (record.status === 'FAILED') {
+    throw new RunError(
+      503,
+      `${describe(record)} FAILED: ${record.lastMessage ?? 'no replica could start'}`,
+      5,
+    );
+  }
+  if (!COMING.has(record.status)) throw new RunError(503, `${describe(record)} is ${record.status}`, 1);
+  if (!record.image && record.status !== 'UPLOADING' && record.status !== 'BUILDING') {
+    throw new RunError(
+      503,
+      `${describe(record)} has no image yet: deploy its code (tarmac deploy) or set spec.runtime.image`,
+    );
+  }
+}
+
+const describe = (r: RunRecord) => `${LABELS[r.kind]} ${r.name}`;
+const notFound = (a: RunAddress) =>
+  new RunError(404, `${LABELS[a.kind]} ${a.name} not found in workspace ${a.workspace}`);
+
+/** `Authorization: Bearer <t>` (or X-Service-/X-Blaxel-Authorization, reference §5.2). */
+function bearer(req: IncomingMessage): string | undefined {
+  const h =
+    req.headers.authorization ??
+    req.headers['x-service-authorization'] ??
+    req.headers['x-blaxel-authorization'];
+  const v = Array.isArray(h) ? h[0] : h;
+  return v ? /^Bearer\s+(\S+)\s*$/i.exec(v)?.[1] : undefined;
+}
+
+/** Aborts when the caller's response or socket closes (a held request of a caller who left). */
+function closed(stream: { once(event: 'close', f: () => void): unknown }): AbortSignal {
+  const controller = new AbortController();
+  stream.once('close', () => controller.abort());
+  return controller.signal;
+}

@@ -1,0 +1,116 @@
+/**
+ * The run plane (issue 16), built by the composition root (compose.ts): the run controller, the
+ * run gateway on the platform's listener, and the replica-logs routes. Everything of another plane
+ * comes in through run-ports.ts (and the framework's access cache, held-request waiters and log
+ * archive); this file only assembles (ARCHITECTURE.md beside it).
+ */
+import { join } from 'node:path';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { agentRoutes, functionRoutes } from '@tarmac/contract';
+import { mountRoute, workspaceOf, type RouteDeps, type ServerEnv } from '@tarmac/server-kit';
+import type { Authenticator, WorkspaceResolver } from '@tarmac/server-kit';
+import type { Hono } from 'hono';
+import type { Logger } from 'pino';
+import { AccessCache } from '../../framework/access-cache.js';
+import type { ChangeFeed } from '../../framework/change-feed.js';
+import { StartWaiters } from '../../framework/held-requests.js';
+import { LogArchive } from '../../framework/log-archive.js';
+import { replicaLogs } from './replica-logs.js';
+import { RunController } from './run-controller.js';
+import { RunGateway } from './run-gateway.js';
+import type { Forwarder, ReplicaEngine, ReplicaSetup, RunCatalogue } from './run-ports.js';
+
+export interface RunPlaneDeps {
+  catalogue: RunCatalogue & { kinds: readonly string[] };
+  engine: ReplicaEngine;
+  setup: ReplicaSetup;
+  forwarder: Forwarder;
+  authenticator: Authenticator;
+  workspaces: WorkspaceResolver;
+  changes: ChangeFeed;
+  /** TARMAC_HOME: archived replica output goes under run/logs. */
+  home: string;
+  logger: Logger;
+  readyTimeoutMs: number;
+  holdMs: number;
+  maxHeld: number;
+}
+
+export interface RunPlane {
+  controller: RunController;
+  gateway: RunGateway;
+  route: {
+    matches(req: IncomingMessage): boolean;
+    listener: (req: IncomingMessage, res: ServerResponse) => void;
+    upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
+  };
+  register(app: Hono<ServerEnv>, deps: RouteDeps): void;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function createRunPlane(d: RunPlaneDeps): RunPlane {
+  const logs = new LogArchive(join(d.home, 'run', 'logs'));
+  const held = new StartWaiters(d.maxHeld);
+  const controller = new RunController({
+    catalogue: d.catalogue,
+    engine: d.engine,
+    setup: d.setup,
+    logs,
+    logger: d.logger,
+    readyTimeoutMs: d.readyTimeoutMs,
+    onRecord: (kind, workspace, name) => held.notify(workspace, `${kind}/${name}`),
+  });
+  const access = new AccessCache(d.authenticator, d.workspaces, Date.now, undefined, undefined, d.changes);
+  const gateway = new RunGateway({
+    controller,
+    access,
+    forwarder: d.forwarder,
+    held,
+    holdMs: d.holdMs,
+    logger: d.logger,
+  });
+  // An API write (create, PUT, delete) reconciles at once instead of at the next tick.
+  const unsubscribe = d.catalogue.kinds.map((kind) => d.changes.subscribe(kind, () => controller.kick()));
+  const logDeps = { controller, engine: d.engine, logs };
+  return {
+    controller,
+    gateway,
+    route: {
+      matches: (req) => gateway.match(req) !== undefined,
+      listener: (req, res) => {
+        const addr = gateway.match(req);
+        if (addr) void gateway.handle(req, res, addr);
+      },
+      upgrade: (req, socket, head) => {
+        const addr = gateway.match(req);
+        if (!addr) return false;
+        void gateway.upgrade(req, socket, head, addr);
+        return true;
+      },
+    },
+    register(app, deps) {
+      mountRoute(app, deps, agentRoutes.replicaLogs, async ({ ctx, params, query }) =>
+        replicaLogs(logDeps, 'agent', workspaceOf(ctx).name, params.agentName, query.offset, query.replica),
+      );
+      mountRoute(app, deps, functionRoutes.replicaLogs, async ({ ctx, params, query }) =>
+        replicaLogs(
+          logDeps,
+          'function',
+          workspaceOf(ctx).name,
+          params.functionName,
+          query.offset,
+          query.replica,
+        ),
+      );
+    },
+    start: () => controller.start(),
+    async stop() {
+      for (const off of unsubscribe) off();
+      held.close();
+      await controller.stop();
+      access.close();
+    },
+  };
+}

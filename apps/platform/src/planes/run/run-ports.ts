@@ -1,0 +1,75 @@
+/**
+ * What the run plane needs of other planes, declared here and handed in by the composition root
+ * (compose.ts; ARCHITECTURE.md beside this file): the catalogue's agent and function records, the
+ * sandbox plane's engine (same isolation, egress and image store as sandboxes and job tasks), the
+ * egress defaults of a container, byte-for-byte forwarding, and the held-request waiters. The plane
+ * constructs none of them.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Engine, HostFile, SandboxInfo } from '@tarmac/engine';
+
+/** The kinds served here (stored kind) and their run-URL segment. */
+export type RunKind = 'agent' | 'function';
+export const RUN_SEGMENTS: Record<RunKind, string> = { agent: 'agents', function: 'functions' };
+
+/**
+ * An agent or function as the run plane sees it. `revision` is the newest of the record's
+ * `system.revisions` (the catalogue writes one on every create, update and good build): the
+ * replica set a request goes to belongs to one revision (ARCHITECTURE.md "Seams").
+ */
+export interface RunRecord {
+  id: string;
+  kind: RunKind;
+  workspace: string;
+  name: string;
+  status: string;
+  enabled: boolean;
+  public: boolean;
+  /** `spec.runtime.image` (a prebuilt or built ref, resolved per workspace), when set. */
+  image: string | undefined;
+  memoryMB: number;
+  revision: string;
+  /** The newest event's message (FAILED reasons reach held requests). */
+  lastMessage: string | undefined;
+}
+
+export interface RunCatalogue {
+  /** Every agent and function that is not terminated (envs stay sealed). */
+  list(): Promise<RunRecord[]>;
+  /**
+   * The env a replica of this record gets, secrets opened: `runtime.envs`, then (functions) each
+   * integration connection's config and secret keys under their own names.
+   */
+  envOf(record: RunRecord): Promise<Record<string, string>>;
+  /**
+   * Writes status + an event when the record still has this revision and another status
+   * (idempotent: the same status is not written twice). Resolves false when nothing was written.
+   */
+  setStatus(record: RunRecord, status: string, message: string): Promise<boolean>;
+}
+
+/** The engine calls a replica needs (the sandbox plane's engine). */
+export type ReplicaEngine = Pick<
+  Engine,
+  'createSandbox' | 'inspect' | 'stopSandbox' | 'deleteSandbox' | 'readLog'
+> & { list(): Promise<SandboxInfo[]> };
+
+export interface ReplicaSetup {
+  /** Egress proxy env (with the replica's own proxy credentials) and CA files, like a sandbox's. */
+  defaults(credentialId: string): Promise<{ env: Record<string, string>; files: HostFile[] }>;
+  /** The engine ref an image reference names in a workspace, undefined when it may not use it. */
+  resolveImage(workspace: string, ref: string): Promise<string | undefined>;
+}
+
+export interface ForwardTarget {
+  host: string;
+  port: number;
+  path: string;
+}
+
+/** Streams a request to a replica and its answer back (the sandbox gateway's proxy). */
+export interface Forwarder {
+  forward(req: IncomingMessage, res: ServerResponse, to: ForwardTarget): Promise<void>;
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, to: ForwardTarget): Promise<void>;
+}
