@@ -27,7 +27,8 @@ import { isMountPoint } from './mounts.js';
 import { BridgeNetwork, type NetworkConfig } from './network.js';
 import { CPU_PERIOD_US, DEFAULT_NOFILE_LIMIT, cpuQuota, sandboxOciSpec, type OciMount } from './oci-spec.js';
 import { Runc } from './runc.js';
-import { ProcessRunner, type CommandRunner, type RunResult } from './runner.js';
+import { DEFAULT_PATH, ProcessRunner, type CommandRunner, type RunResult } from './runner.js';
+import { HostnameSetters } from './hostname-setters.js';
 import { RunMounts } from './run-mounts.js';
 import { RuntimeBuilder, sandboxArgs, IN_SANDBOX, type RuntimeSources } from './runtime-dir.js';
 import { execEnvArgs, sandboxdProcessEnv } from './sandboxd-env.js';
@@ -93,6 +94,7 @@ export class LocalEngine implements Engine {
   private readonly runMounts: RunMounts;
   private readonly diskPool: DiskPool;
   private readonly snapshots: SnapshotStore;
+  private readonly hostnames = new HostnameSetters({ PATH: DEFAULT_PATH });
 
   constructor(private readonly opts: LocalEngineOptions) {
     this.runner = opts.runner ?? new ProcessRunner();
@@ -321,10 +323,17 @@ export class LocalEngine implements Engine {
     const rec = this.files.read(id);
     const pid = this.runc.alive(id)?.pid;
     if (pid === undefined) throw new EngineError(`sandbox ${id} is not running`);
-    await this.runner.run('nsenter', [`--target=${pid}`, '--uts', '--', 'hostname', o.hostname], {
-      timeoutMs: 5000,
-    });
+    if (!(await this.hostnames.set(id, o.hostname))) {
+      const args = [`--target=${pid}`, '--uts', '--', 'hostname', o.hostname];
+      await this.runner.run('nsenter', args, { timeoutMs: 5000 });
+    }
     this.files.write({ ...rec, labels: o.labels });
+  }
+
+  /** Readies `claim`'s hostname change (hostname-setters.ts): the pool calls it once booted. */
+  prepareClaim(id: string): void {
+    const pid = this.runc.alive(id)?.pid;
+    if (pid !== undefined) this.hostnames.prepare(id, pid);
   }
 
   async freeze(id: string): Promise<void> {
@@ -430,6 +439,7 @@ export class LocalEngine implements Engine {
 
   async deleteSandbox(id: string, opts: DeleteOptions = {}): Promise<void> {
     const rec = this.files.read(id);
+    this.hostnames.drop(id);
     if (this.runc.alive(id)) await this.stopSandbox(id, 0);
     await this.teardown(id, rec.ip, opts.keepUpper ?? false);
     this.cgroupOf.delete(id);

@@ -48,6 +48,19 @@ describe('POST /_tarmac/claim', () => {
     expect(await run(d, 'echo "[$HOSTNAME]"')).toBe('[mine]');
   });
 
+  it('warms a pooled sandboxd before its claim only; a sandboxd not pooled has no such route', async () => {
+    const warm = (d: TestDaemon) => fetch(`${d.base}/_tarmac/warm`, { method: 'POST', body: '{}' });
+    expect((await warm(await start(false))).status).toBe(404);
+    const d = await start(true);
+    expect((await warm(d)).status).toBe(200);
+    expect(await run(d, 'echo warm')).toBe('warm');
+    // The warm-up's shell is nobody's process: the table shows only what users started.
+    const listed = (await (await fetch(`${d.base}/process`)).json()) as { command: string }[];
+    expect(listed.map((p) => p.command)).toEqual(['echo warm']);
+    expect((await claim(d, { HOSTNAME: 'mine' })).status).toBe(200);
+    expect((await warm(d)).status).toBe(409);
+  });
+
   it('refuses a malformed body', async () => {
     const d = await start(true);
     const res = await fetch(`${d.base}/_tarmac/claim`, { method: 'POST', body: '{"env":{"A":1}}' });

@@ -65,7 +65,24 @@ export class ProcessManager {
 
   /** Makes the first FIFOs in the background (called once the daemon listens). */
   prepare(): void {
-    this.fifos?.prefill();
+    void this.fifos?.prefill();
+  }
+
+  /**
+   * Readies the first exec now (a warm-pool sandboxd before it is frozen, issue 20): its FIFOs
+   * exist and the shell has run once (node's spawn path compiled, the shell's pages mapped). The
+   * throwaway shell is nobody's process: it is not in the table.
+   */
+  async warm(): Promise<void> {
+    await this.fifos?.prefill();
+    await new Promise<void>((resolve) => {
+      const child = this.shellOptions.spawn(this.shellOptions.shell, [...this.shellOptions.shellArgs, ':'], {
+        env: this.shellOptions.env,
+        stdio: 'ignore',
+      });
+      child.once('error', () => resolve());
+      child.once('exit', () => resolve());
+    });
   }
 
   list(): ManagedProcess[] {

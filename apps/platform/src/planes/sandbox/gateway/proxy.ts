@@ -76,10 +76,18 @@ function upstreamHeaders(headers: IncomingHttpHeaders, to: Upstream): IncomingHt
   return out;
 }
 
+/**
+ * The keep-alive connections to sandboxds. Idle sockets close at 60 s, before sandboxd's keep-alive
+ * timeout (65 s, packages/sandboxd http/limits.ts): a request after a pause reuses its connection
+ * (issue 20 item 2). Shared with the warm pool's claim (pool/warm-pool.ts), so the claimed
+ * sandbox's first request finds a connection open (issue 20 item 1).
+ */
+export function sandboxdAgent(): Agent {
+  return new Agent({ keepAlive: true, maxFreeSockets: 4, timeout: 60_000 });
+}
+
 export class SandboxProxy {
-  // Idle sockets close at 60 s, before sandboxd's keep-alive timeout (65 s, packages/sandboxd
-  // http/limits.ts): a request after a pause reuses its connection (issue 20 item 2).
-  private readonly agent = new Agent({ keepAlive: true, maxFreeSockets: 4, timeout: 60_000 });
+  constructor(private readonly agent: Agent = sandboxdAgent()) {}
 
   /** Pipes the request to the upstream and its response back; resolves when the exchange ends. */
   forward(req: IncomingMessage, res: ServerResponse, to: Upstream): Promise<void> {
