@@ -15,8 +15,8 @@ const p = await startPlatform({
   env: {
     TARMAC_STANDBY_AFTER: '10m',
     TARMAC_IMAGE_DIR: '/var/cache/tarmac-test/images',
-    TARMAC_BRIDGE: 'tarmacpool2',
-    TARMAC_SUBNET: '10.164.0.0/16',
+    TARMAC_BRIDGE: process.env.BRIDGE ?? 'tarmacpool2',
+    TARMAC_SUBNET: process.env.SUBNET ?? '10.164.0.0/16',
     TARMAC_POOL: 'off',
     ...(process.env.KEEPALIVE ? { TARMAC_KEEPALIVE_TIMEOUT_MS: process.env.KEEPALIVE } : {}),
   },
