@@ -29,6 +29,15 @@ import { CPU_PERIOD_US, DEFAULT_NOFILE_LIMIT, cpuQuota, sandboxOciSpec, type Oci
 import { Runc } from './runc.js';
 import { DEFAULT_PATH, ProcessRunner, type CommandRunner, type RunResult } from './runner.js';
 import { HostnameSetters } from './hostname-setters.js';
+import {
+  BOOT_ENV_PATH,
+  bootEnv,
+  bootEnvArgs,
+  bootEnvFile,
+  claimedBootEnv,
+  readBootEnv,
+  writeBootEnv,
+} from './boot-env.js';
 import { RunMounts } from './run-mounts.js';
 import { RuntimeBuilder, sandboxArgs, IN_SANDBOX, type RuntimeSources } from './runtime-dir.js';
 import { execEnvArgs, sandboxdProcessEnv } from './sandboxd-env.js';
@@ -74,6 +83,9 @@ export interface LocalEngineOptions {
   /** Live sandboxes' memory limits may sum to hostMemoryMB times this (default 1). */
   memoryOvercommit?: number;
 }
+
+/** Host files bind-mounted into a sandbox: read-only, nothing to run or open as a device. */
+const RO_FILE = ['bind', 'ro', 'nosuid', 'nodev', 'noexec'];
 
 export const DEFAULT_NETWORK: NetworkConfig = { bridge: 'tarmac0', subnet: '10.200.0.0/16' };
 
@@ -253,8 +265,13 @@ export class LocalEngine implements Engine {
         ...(spec.command ? { command: true } : {}),
       };
       this.files.write(record);
-      const env = mergeEnv(image.env, { HOSTNAME: spec.hostname ?? spec.id, ...spec.env });
+      const hostname = spec.hostname ?? spec.id;
       const command = spec.command ? commandArgs(spec.command, image) : undefined;
+      // A command container (job task) runs with the env as given; a sandbox's own env is its boot
+      // file's, not its init's (boot-env.ts).
+      const env = mergeEnv(image.env, command ? { HOSTNAME: hostname, ...spec.env } : {});
+      const boot = bootEnvFile(paths.root);
+      if (!command) writeBootEnv(boot, bootEnv(hostname, spec.env ?? {}), this.idRange);
       const oci = sandboxOciSpec({
         rootfs: this.runMounts.rootfs(spec.id),
         sysfs: this.runMounts.sysfs(spec.id),
@@ -262,7 +279,7 @@ export class LocalEngine implements Engine {
         args: command ? commandContainerArgs(runtime, command) : sandboxArgs(runtime),
         env: command ? env : sandboxdProcessEnv(env),
         cwd: image.workingDir,
-        hostname: spec.hostname ?? spec.id,
+        hostname,
         cgroupsPath: `/${cgroup}`,
         memoryMB: record.memoryMB,
         pidsLimit: record.pidsLimit,
@@ -275,12 +292,13 @@ export class LocalEngine implements Engine {
             source: runtime.hostPath,
             options: ['rbind', 'ro', 'nosuid', 'nodev'],
           },
+          ...(command ? [] : [{ destination: BOOT_ENV_PATH, type: 'bind', source: boot, options: RO_FILE }]),
           ...volumeMounts,
           ...(spec.files ?? []).map((f) => ({
             destination: f.containerPath,
             type: 'bind',
             source: f.hostPath,
-            options: ['bind', 'ro', 'nosuid', 'nodev', 'noexec'],
+            options: RO_FILE,
           })),
         ],
       });
@@ -316,13 +334,19 @@ export class LocalEngine implements Engine {
    * inside must read what a sandbox booted with that hostname reads. The labels are what the
    * platform's orphan reaper and workspace deletion go by.
    */
-  async claim(id: string, o: { hostname: string; labels: Record<string, string> }): Promise<void> {
+  async claim(
+    id: string,
+    o: { hostname: string; labels: Record<string, string>; env: Record<string, string> },
+  ): Promise<void> {
     if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i.test(o.hostname)) {
       throw new EngineError(`invalid hostname "${o.hostname}"`);
     }
     const rec = this.files.read(id);
     const pid = this.runc.alive(id)?.pid;
     if (pid === undefined) throw new EngineError(`sandbox ${id} is not running`);
+    // Before the first await: the file is the claimed one by the time this call returns.
+    const boot = bootEnvFile(this.files.layout(id).root);
+    writeBootEnv(boot, claimedBootEnv(readBootEnv(boot), o.hostname, o.env), this.idRange);
     if (!(await this.hostnames.set(id, o.hostname))) {
       const args = [`--target=${pid}`, '--uts', '--', 'hostname', o.hostname];
       await this.runner.run('nsenter', args, { timeoutMs: 5000 });
@@ -493,7 +517,10 @@ export class LocalEngine implements Engine {
     // In the network namespace of the container's init (Runc.run: it is not in the config).
     return this.runc.exec(id, args, {
       ...opts,
-      envArgs: execEnvArgs(oci.process?.env ?? []),
+      envArgs: [
+        ...execEnvArgs(oci.process?.env ?? []),
+        ...bootEnvArgs(readBootEnv(bootEnvFile(this.files.layout(id).root))),
+      ],
       netnsPath: `/proc/${pid}/ns/net`,
     });
   }

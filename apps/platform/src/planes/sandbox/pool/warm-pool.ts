@@ -12,6 +12,7 @@ import type { Agent } from 'node:http';
 import { SandboxNotFoundError, type LocalEngine, type SandboxSpec } from '@tarmac/engine';
 import type { Logger } from 'pino';
 import { sandboxEngineId } from '../controllers/engine-ids.js';
+import { SANDBOXD_MCP_HOSTS_ENV as MCP_HOSTS_ENV } from '../sandbox-credentials.js';
 import { shapeKey, type PoolShape } from './pool-shapes.js';
 import { CLAIM_PATH, postToSandboxd, WARM_PATH } from './sandboxd-post.js';
 
@@ -153,12 +154,15 @@ export class WarmPool {
     this.refillSoon();
     try {
       this.d.engine.thawSync(member.engineId);
+      const mcpHosts = req.mcpHosts ?? [];
       await Promise.all([
+        // Its boot env file becomes a boot's for the name (engine boot-env.ts) before this returns.
         this.d.engine.claim(member.engineId, {
           hostname: req.name,
           labels: { workspace: req.workspace, sandbox: req.name, record: member.recordId },
+          env: { ...req.env, ...(mcpHosts.length > 0 ? { [MCP_HOSTS_ENV]: mcpHosts.join(',') } : {}) },
         }),
-        this.tellSandboxd(member, { HOSTNAME: req.name, ...req.env }, req.mcpHosts ?? []),
+        this.tellSandboxd(member, { HOSTNAME: req.name, ...req.env }, mcpHosts),
       ]);
     } catch (err) {
       this.d.logger.warn({ err, sandbox: req.name }, 'claiming a pooled sandbox failed; booting one instead');
