@@ -1,5 +1,6 @@
 // The warm pool's claim (claim.ts): only a sandboxd started pooled has the route, it takes one
 // claim, processes started afterwards see the claimed env, and a restarted sandboxd keeps it.
+import { readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSandboxd } from './sandboxd.js';
 import { startDaemon, type TestDaemon } from './test-support/harness.js';
@@ -53,6 +54,7 @@ describe('POST /_tarmac/claim', () => {
     expect((await warm(await start(false))).status).toBe(404);
     const d = await start(true);
     expect((await warm(d)).status).toBe(200);
+    expect(readdirSync(d.config.logDir).join(' ')).not.toContain('tarmac-warm'); // its logs are gone
     expect(await run(d, 'echo warm')).toBe('warm');
     // The warm-up's shell is nobody's process: the table shows only what users started.
     const listed = (await (await fetch(`${d.base}/process`)).json()) as { command: string }[];

@@ -16,6 +16,7 @@ import {
   exec,
   json,
   missingCapability,
+  sbx,
   startSandboxPlatform,
   waitFor,
   type SandboxView,
@@ -120,7 +121,13 @@ describe.skipIf(missing !== null)(
         expect(s.status).not.toBe('FAILED');
         await new Promise((r) => setTimeout(r, 100));
       }
+      // The pool's warm-up process (sandboxd /_tarmac/warm) is nobody's: not listed, no logs left.
+      const listed = await json<unknown[]>(await sbx(p!, 'ident-pooled', '/process'));
+      expect(listed).toEqual([]);
       const a = await inside('ident-pooled');
+      expect((await exec(p!, 'ident-pooled', 'ls -a /var/log/sandbox-api')).stdout).not.toContain(
+        'tarmac-warm',
+      );
       const b = await inside('ident-booted');
 
       // PID 1's env and sandboxd's: the image's, the same bytes in both, nothing of either sandbox.

@@ -70,19 +70,21 @@ export class ProcessManager {
 
   /**
    * Readies the first exec now (a warm-pool sandboxd before it is frozen, issue 20): its FIFOs
-   * exist and the shell has run once (node's spawn path compiled, the shell's pages mapped). The
-   * throwaway shell is nobody's process: it is not in the table.
+   * exist, and one process has gone the whole way a user's does (spawn, FIFOs, logs, record,
+   * exit), so that code is compiled and the shell's pages mapped. Then it is forgotten — table,
+   * record and log files —: nobody's process, never shown to the sandbox's user.
    */
-  async warm(): Promise<void> {
+  async warm(workingDir: string): Promise<void> {
     await this.fifos?.prefill();
-    await new Promise<void>((resolve) => {
-      const child = this.shellOptions.spawn(this.shellOptions.shell, [...this.shellOptions.shellArgs, ':'], {
-        env: this.shellOptions.env,
-        stdio: 'ignore',
-      });
-      child.once('error', () => resolve());
-      child.once('exit', () => resolve());
-    });
+    const p = await this.start(
+      { command: 'true', name: `tarmac-warm-${randomBytes(4).toString('hex')}` },
+      workingDir,
+    );
+    await p.exited();
+    const i = this.procs.indexOf(p);
+    if (i >= 0) this.procs.splice(i, 1);
+    this.records?.remove(p.pid);
+    p.logs.remove();
   }
 
   list(): ManagedProcess[] {
