@@ -319,10 +319,11 @@ export class WarmPool {
       });
       await this.d.engine.waitReady(engineId, this.d.readyTimeoutMs ?? 30_000);
       // Before the freeze, what the claim and the first exec would otherwise wait for: sandboxd's
-      // FIFOs and first spawn (on its own connection: one left open would be closed by sandboxd's
-      // overdue keep-alive timer when the claim thaws it, under the claim's request), and a host
-      // process in the sandbox's UTS namespace for the hostname (engine hostname-setters.ts).
-      await this.post(info.ip, recordId, WARM_PATH, {}, false);
+      // FIFOs and first process, and a host process in the sandbox's UTS namespace for the
+      // hostname (engine hostname-setters.ts). The warm-up's connection stays in the gateway's
+      // agent: a claim within 60 s reuses it. Never a closed one: the agent drops an idle socket
+      // at 60 s, before sandboxd's 65 s keep-alive timer could fire (overdue) at the claim's thaw.
+      await this.post(info.ip, recordId, WARM_PATH, {}, this.d.agent);
       this.d.engine.prepareClaim(engineId);
       await this.d.engine.freeze(engineId);
       if (this.stopped) {
