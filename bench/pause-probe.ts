@@ -15,8 +15,8 @@ const p = await startPlatform({
   env: {
     TARMAC_STANDBY_AFTER: '10m',
     TARMAC_IMAGE_DIR: '/var/cache/tarmac-test/images',
-    TARMAC_BRIDGE: 'tarmacpool2',
-    TARMAC_SUBNET: '10.164.0.0/16',
+    TARMAC_BRIDGE: process.env.BRIDGE ?? 'tarmacpool2',
+    TARMAC_SUBNET: process.env.SUBNET ?? '10.164.0.0/16',
     TARMAC_POOL: 'off',
     ...(process.env.KEEPALIVE ? { TARMAC_KEEPALIVE_TIMEOUT_MS: process.env.KEEPALIVE } : {}),
   },
@@ -39,16 +39,14 @@ try {
   if (process.env.MODE === 'mgmt') url = `${p.url}/v0/health`;
   if (process.env.MODE === 'direct') {
     const { readdirSync, readFileSync } = await import('node:fs');
-    const { execFileSync } = await import('node:child_process');
     const id = readdirSync(`${p.home}/sandboxes`).find((d) => !d.startsWith('.'))!;
     const rec = JSON.parse(readFileSync(`${p.home}/sandboxes/${id}/sandbox.json`, 'utf8')) as { ip: string };
-    const pid = (
-      JSON.parse(execFileSync('runc', ['--root', '/run/tarmac/runc', 'state', id], { encoding: 'utf8' })) as {
-        pid: number;
-      }
-    ).pid;
-    const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-    const token = env.find((e) => e.startsWith('TARMAC_SANDBOXD_TOKEN='))!.split('=')[1]!;
+    // The sandbox's own env, sandboxd token included (packages/engine boot-env.ts).
+    const boot = JSON.parse(readFileSync(`${p.home}/sandboxes/${id}/boot-env.json`, 'utf8')) as Record<
+      string,
+      string
+    >;
+    const token = boot.TARMAC_SANDBOXD_TOKEN!;
     url = `http://${rec.ip}:8080/health`;
     headers = { 'x-tarmac-sandbox-token': token };
   }

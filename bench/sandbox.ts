@@ -16,6 +16,7 @@
 //
 //   node --import tsx bench/sandbox.ts            (RUNS=100 RESUME=100 DENSITY=200 MEMORY=4096)
 //   SANDBOXD_CODE_CACHE=0 ...                     sandboxd without its code-cache loader (A/B)
+//   BENCH_BRIDGE=… BENCH_SUBNET=…                 another bridge and subnet (runs beside another)
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -157,8 +158,8 @@ async function main(): Promise<void> {
     timeoutMs: 15 * 60_000,
     env: {
       TARMAC_IMAGE_DIR: IMAGE_DIR,
-      TARMAC_BRIDGE: 'tarmacbench0',
-      TARMAC_SUBNET: '10.203.0.0/16',
+      TARMAC_BRIDGE: process.env.BENCH_BRIDGE ?? 'tarmacbench0',
+      TARMAC_SUBNET: process.env.BENCH_SUBNET ?? '10.203.0.0/16',
       TARMAC_STANDBY_AFTER: '1s',
       TARMAC_SANDBOXD_BUNDLE: bundle,
       // The resume pool (10) and density (DENSITY) sandboxes of MEMORY MB each are idle: their

@@ -27,7 +27,17 @@ import { isMountPoint } from './mounts.js';
 import { BridgeNetwork, type NetworkConfig } from './network.js';
 import { CPU_PERIOD_US, DEFAULT_NOFILE_LIMIT, cpuQuota, sandboxOciSpec, type OciMount } from './oci-spec.js';
 import { Runc } from './runc.js';
-import { ProcessRunner, type CommandRunner, type RunResult } from './runner.js';
+import { DEFAULT_PATH, ProcessRunner, type CommandRunner, type RunResult } from './runner.js';
+import { HostnameSetters } from './hostname-setters.js';
+import {
+  BOOT_ENV_PATH,
+  bootEnv,
+  bootEnvArgs,
+  bootEnvFile,
+  claimedBootEnv,
+  readBootEnv,
+  writeBootEnv,
+} from './boot-env.js';
 import { RunMounts } from './run-mounts.js';
 import { RuntimeBuilder, sandboxArgs, IN_SANDBOX, type RuntimeSources } from './runtime-dir.js';
 import { execEnvArgs, sandboxdProcessEnv } from './sandboxd-env.js';
@@ -74,6 +84,9 @@ export interface LocalEngineOptions {
   memoryOvercommit?: number;
 }
 
+/** Host files bind-mounted into a sandbox: read-only, nothing to run or open as a device. */
+const RO_FILE = ['bind', 'ro', 'nosuid', 'nodev', 'noexec'];
+
 export const DEFAULT_NETWORK: NetworkConfig = { bridge: 'tarmac0', subnet: '10.200.0.0/16' };
 
 export class LocalEngine implements Engine {
@@ -93,6 +106,7 @@ export class LocalEngine implements Engine {
   private readonly runMounts: RunMounts;
   private readonly diskPool: DiskPool;
   private readonly snapshots: SnapshotStore;
+  private readonly hostnames = new HostnameSetters({ PATH: DEFAULT_PATH });
 
   constructor(private readonly opts: LocalEngineOptions) {
     this.runner = opts.runner ?? new ProcessRunner();
@@ -251,8 +265,13 @@ export class LocalEngine implements Engine {
         ...(spec.command ? { command: true } : {}),
       };
       this.files.write(record);
-      const env = mergeEnv(image.env, { HOSTNAME: spec.hostname ?? spec.id, ...spec.env });
+      const hostname = spec.hostname ?? spec.id;
       const command = spec.command ? commandArgs(spec.command, image) : undefined;
+      // A command container (job task) runs with the env as given; a sandbox's own env is its boot
+      // file's, not its init's (boot-env.ts).
+      const env = mergeEnv(image.env, command ? { HOSTNAME: hostname, ...spec.env } : {});
+      const boot = bootEnvFile(paths.root);
+      if (!command) writeBootEnv(boot, bootEnv(hostname, spec.env ?? {}), this.idRange);
       const oci = sandboxOciSpec({
         rootfs: this.runMounts.rootfs(spec.id),
         sysfs: this.runMounts.sysfs(spec.id),
@@ -260,7 +279,7 @@ export class LocalEngine implements Engine {
         args: command ? commandContainerArgs(runtime, command) : sandboxArgs(runtime),
         env: command ? env : sandboxdProcessEnv(env),
         cwd: image.workingDir,
-        hostname: spec.hostname ?? spec.id,
+        hostname,
         cgroupsPath: `/${cgroup}`,
         memoryMB: record.memoryMB,
         pidsLimit: record.pidsLimit,
@@ -273,12 +292,13 @@ export class LocalEngine implements Engine {
             source: runtime.hostPath,
             options: ['rbind', 'ro', 'nosuid', 'nodev'],
           },
+          ...(command ? [] : [{ destination: BOOT_ENV_PATH, type: 'bind', source: boot, options: RO_FILE }]),
           ...volumeMounts,
           ...(spec.files ?? []).map((f) => ({
             destination: f.containerPath,
             type: 'bind',
             source: f.hostPath,
-            options: ['bind', 'ro', 'nosuid', 'nodev', 'noexec'],
+            options: RO_FILE,
           })),
         ],
       });
@@ -314,17 +334,30 @@ export class LocalEngine implements Engine {
    * inside must read what a sandbox booted with that hostname reads. The labels are what the
    * platform's orphan reaper and workspace deletion go by.
    */
-  async claim(id: string, o: { hostname: string; labels: Record<string, string> }): Promise<void> {
+  async claim(
+    id: string,
+    o: { hostname: string; labels: Record<string, string>; env: Record<string, string> },
+  ): Promise<void> {
     if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i.test(o.hostname)) {
       throw new EngineError(`invalid hostname "${o.hostname}"`);
     }
     const rec = this.files.read(id);
     const pid = this.runc.alive(id)?.pid;
     if (pid === undefined) throw new EngineError(`sandbox ${id} is not running`);
-    await this.runner.run('nsenter', [`--target=${pid}`, '--uts', '--', 'hostname', o.hostname], {
-      timeoutMs: 5000,
-    });
+    // Before the first await: the file is the claimed one by the time this call returns.
+    const boot = bootEnvFile(this.files.layout(id).root);
+    writeBootEnv(boot, claimedBootEnv(readBootEnv(boot), o.hostname, o.env), this.idRange);
+    if (!(await this.hostnames.set(id, o.hostname))) {
+      const args = [`--target=${pid}`, '--uts', '--', 'hostname', o.hostname];
+      await this.runner.run('nsenter', args, { timeoutMs: 5000 });
+    }
     this.files.write({ ...rec, labels: o.labels });
+  }
+
+  /** Readies `claim`'s hostname change (hostname-setters.ts): the pool calls it once booted. */
+  prepareClaim(id: string): void {
+    const pid = this.runc.alive(id)?.pid;
+    if (pid !== undefined) this.hostnames.prepare(id, pid);
   }
 
   async freeze(id: string): Promise<void> {
@@ -430,6 +463,7 @@ export class LocalEngine implements Engine {
 
   async deleteSandbox(id: string, opts: DeleteOptions = {}): Promise<void> {
     const rec = this.files.read(id);
+    this.hostnames.drop(id);
     if (this.runc.alive(id)) await this.stopSandbox(id, 0);
     await this.teardown(id, rec.ip, opts.keepUpper ?? false);
     this.cgroupOf.delete(id);
@@ -483,7 +517,10 @@ export class LocalEngine implements Engine {
     // In the network namespace of the container's init (Runc.run: it is not in the config).
     return this.runc.exec(id, args, {
       ...opts,
-      envArgs: execEnvArgs(oci.process?.env ?? []),
+      envArgs: [
+        ...execEnvArgs(oci.process?.env ?? []),
+        ...bootEnvArgs(readBootEnv(bootEnvFile(this.files.layout(id).root))),
+      ],
       netnsPath: `/proc/${pid}/ns/net`,
     });
   }

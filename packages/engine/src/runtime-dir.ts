@@ -17,6 +17,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { CommandRunner } from './runner.js';
+import { BOOT_ENV_PATH } from './boot-env.js';
 
 export interface RuntimeSources {
   nodeBinary: string;
@@ -244,6 +245,8 @@ export function sandboxArgs(runtime: RuntimeDir, port = 8080): string[] {
     runtime.entry,
     '--port',
     String(port),
+    '--boot-env',
+    BOOT_ENV_PATH,
   ];
   const tini = [IN_SANDBOX.tini, '-g', '--']; // -g: signals go to the whole process group
   if (!runtime.supervised) return [...tini, ...sandboxd];

@@ -31,7 +31,11 @@ export function sandboxdProcessEnv(env: readonly string[]): string[] {
  * env and cannot unset a variable, so exec() blanks them. (Root in the sandbox can still read
  * /proc/1/environ: the token opens only this sandbox's own sandboxd, which that root controls.)
  */
-export const SANDBOXD_ONLY = ['TARMAC_SANDBOXD_TOKEN', 'TARMAC_SANDBOXD_POOLED'] as const;
+export const SANDBOXD_ONLY = [
+  'TARMAC_SANDBOXD_TOKEN',
+  'TARMAC_SANDBOXD_POOLED',
+  'TARMAC_SANDBOXD_MCP_HOSTS',
+] as const;
 
 /** `--env` arguments for `runc exec` that restore the hidden variables and blank sandboxd's own. */
 export function execEnvArgs(containerEnv: readonly string[]): string[] {

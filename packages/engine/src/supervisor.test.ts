@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { BOOT_ENV_PATH } from './boot-env.js';
 import {
   DEFAULT_BUSYBOX,
   IN_SANDBOX,
@@ -92,6 +93,8 @@ describe('sandboxArgs', () => {
     IN_SANDBOX.boot,
     '--port',
     '8080',
+    '--boot-env', // the sandbox's own env (boot-env.ts)
+    BOOT_ENV_PATH,
   ];
   it('runs sandboxd under the busybox loop with its state dir when busybox is shipped', () => {
     expect(sandboxArgs({ ...runtime, supervised: true })).toEqual([

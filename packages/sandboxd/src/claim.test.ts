@@ -1,5 +1,6 @@
 // The warm pool's claim (claim.ts): only a sandboxd started pooled has the route, it takes one
 // claim, processes started afterwards see the claimed env, and a restarted sandboxd keeps it.
+import { readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSandboxd } from './sandboxd.js';
 import { startDaemon, type TestDaemon } from './test-support/harness.js';
@@ -46,6 +47,20 @@ describe('POST /_tarmac/claim', () => {
     const again = await claim(d, { HOSTNAME: 'someone-else' });
     expect(again.status).toBe(409);
     expect(await run(d, 'echo "[$HOSTNAME]"')).toBe('[mine]');
+  });
+
+  it('warms a pooled sandboxd before its claim only; a sandboxd not pooled has no such route', async () => {
+    const warm = (d: TestDaemon) => fetch(`${d.base}/_tarmac/warm`, { method: 'POST', body: '{}' });
+    expect((await warm(await start(false))).status).toBe(404);
+    const d = await start(true);
+    expect((await warm(d)).status).toBe(200);
+    expect(readdirSync(d.config.logDir).join(' ')).not.toContain('tarmac-warm'); // its logs are gone
+    expect(await run(d, 'echo warm')).toBe('warm');
+    // The warm-up's shell is nobody's process: the table shows only what users started.
+    const listed = (await (await fetch(`${d.base}/process`)).json()) as { command: string }[];
+    expect(listed.map((p) => p.command)).toEqual(['echo warm']);
+    expect((await claim(d, { HOSTNAME: 'mine' })).status).toBe(200);
+    expect((await warm(d)).status).toBe(409);
   });
 
   it('refuses a malformed body', async () => {

@@ -15,6 +15,7 @@ import { jsonBody } from './http/body.js';
 import { HttpError } from './http/errors.js';
 
 export const CLAIM_PATH = '/_tarmac/claim';
+export const WARM_PATH = '/_tarmac/warm';
 
 export interface ClaimOptions {
   /** Started pooled: the claim route exists. */
@@ -24,6 +25,8 @@ export interface ClaimOptions {
   stateDir?: string | undefined;
   /** The hostnames /mcp accepts (mcp/routes.ts): the claim adds the claimed sandbox's own. */
   mcpHosts?: Set<string>;
+  /** Readies the first exec (ProcessManager.warm): `POST /_tarmac/warm`, before the claim. */
+  warm?: () => Promise<void>;
 }
 
 function apply(o: ClaimOptions, claim: SandboxdClaim): void {
@@ -49,6 +52,14 @@ export function restoreClaim(o: ClaimOptions): boolean {
 export function claimRoutes(app: Hono, o: ClaimOptions): void {
   if (!o.pooled) return;
   let claimed = restoreClaim(o);
+  // The pool calls this once the sandbox is up, before freezing it (issue 20 item 1): what the
+  // first exec would otherwise do after the claim (FIFOs, the first spawn) is done while nobody
+  // waits. Before the claim only: a claimed sandbox has nothing to prepare.
+  app.post(WARM_PATH, async (c) => {
+    if (claimed) throw new HttpError(409, 'this sandbox was claimed already');
+    await o.warm?.();
+    return c.json({ message: 'warm' });
+  });
   app.post(CLAIM_PATH, async (c) => {
     const body = await jsonBody(c, sandboxdClaimSchema);
     if (claimed) throw new HttpError(409, 'this sandbox was claimed already');

@@ -1,6 +1,6 @@
 // The sandboxd program (the bundle's entry): reads argv and the environment (reference
 // sandbox-api.md §1.11), builds the daemon and listens on 0.0.0.0:<--port>.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { cwd } from 'node:process';
 import { homedir, tmpdir } from 'node:os';
 import { createSandboxd, defaultConfig, parseFlag, parsePort } from './sandboxd.js';
@@ -37,17 +37,33 @@ const POOLED_VAR = 'TARMAC_SANDBOXD_POOLED';
 /** Hostnames /mcp accepts in Host and Origin, comma-separated (mcp/host-guard.ts); sandboxd's own. */
 const MCP_HOSTS_VAR = 'TARMAC_SANDBOXD_MCP_HOSTS';
 
+/**
+ * The sandbox's own env (packages/engine boot-env.ts): a JSON file the engine mounts, not this
+ * process's env, so the container's init carries nothing of the sandbox (issue 20). A sandbox made
+ * before boot files has none: its env is the process env.
+ */
+function readBootEnv(path: string | undefined): Record<string, string> {
+  if (!path) return {};
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, string>;
+  } catch {
+    return {};
+  }
+}
+
 function main(): void {
-  const gatewayToken = process.env[TOKEN_VAR] || undefined;
-  delete process.env[TOKEN_VAR];
-  const mcpAllowedHosts = (process.env[MCP_HOSTS_VAR] ?? '').split(',').filter(Boolean);
-  delete process.env[MCP_HOSTS_VAR];
-  const pooled = truthy(process.env[POOLED_VAR]);
-  delete process.env[POOLED_VAR];
+  const argv = process.argv.slice(2);
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   unhide(env);
-  const argv = process.argv.slice(2);
+  Object.assign(env, readBootEnv(parseFlag(argv, '--boot-env')));
+  const gatewayToken = env[TOKEN_VAR] || undefined;
+  const mcpAllowedHosts = (env[MCP_HOSTS_VAR] ?? '').split(',').filter(Boolean);
+  const pooled = truthy(env[POOLED_VAR]);
+  for (const own of [TOKEN_VAR, MCP_HOSTS_VAR, POOLED_VAR]) {
+    delete env[own];
+    delete process.env[own];
+  }
   const stateDir = parseFlag(argv, '--state-dir');
   const config = defaultConfig({
     workingDir: cwd(),

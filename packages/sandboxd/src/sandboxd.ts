@@ -109,6 +109,7 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
     env: config.env,
     stateDir: config.stateDir,
     mcpHosts: mcpAllowed,
+    warm: () => pm.warm(config.workingDir),
   });
   filesystemRoutes(app, ctx);
   multipartRoutes(app, ctx, config.tmpDir, config.clock);

@@ -32,13 +32,18 @@ export interface HttpTimeouts {
 }
 
 /**
- * Defaults (documented in apps/platform/ARCHITECTURE.md "Connection limits"): a slow client has
- * 10 s for its request head; uploads (image import) keep Node's 5 min for a whole request.
+ * Defaults (documented in gateway/CONNECTIONS.md): a slow client has 10 s for its request head;
+ * uploads (image import) keep Node's 5 min for a whole request. An idle keep-alive connection is
+ * kept 65 s (Node's default is 5 s): a client back after a pause of a few seconds — the SDKs
+ * between two tool calls — would otherwise open a new connection, which the first request after
+ * the pause paid for (issue 20 item 2); 65 s is also past the 60 s idle timeout of the usual
+ * reverse proxies and load balancers in front, so they never reuse a connection the platform has
+ * just closed. Idle connections stay counted by the connection caps.
  */
 export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 300_000,
-  keepAliveTimeoutMs: 5_000,
+  keepAliveTimeoutMs: 65_000,
 };
 
 /** How often Node sweeps connections for the headers/request timeouts (default would be 30 s). */

@@ -57,8 +57,9 @@ export class FifoPool {
   }
 
   /** Makes a batch in the background (after start-up, so the first exec does not wait). */
-  prefill(): void {
-    if (this.spare.length === 0 && !this.disabled) void this.fill();
+  prefill(): Promise<void> {
+    if (this.spare.length === 0 && !this.disabled) return this.fill();
+    return this.filling ?? Promise.resolve();
   }
 
   private fill(): Promise<void> {

@@ -3,7 +3,16 @@
 // then subscribes to live output in the same tick never misses or repeats a byte. Each file stops
 // growing at `maxBytes`, after one "[log truncated …]" marker line. A restarted sandboxd that
 // re-adopts a running process reopens its files for appending (issue 19 item 6).
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  writeSync,
+  rmSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 export type StreamName = 'stdout' | 'stderr';
@@ -97,6 +106,12 @@ export class ProcessLogs {
 
   close(): void {
     for (const f of Object.values(this.files)) f.close();
+  }
+
+  /** Closes and deletes the files (a process nobody is to see: manager.ts `warm`). */
+  remove(): void {
+    this.close();
+    for (const f of Object.values(this.files)) rmSync(f.path, { force: true });
   }
 }
 

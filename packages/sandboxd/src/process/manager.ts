@@ -65,7 +65,26 @@ export class ProcessManager {
 
   /** Makes the first FIFOs in the background (called once the daemon listens). */
   prepare(): void {
-    this.fifos?.prefill();
+    void this.fifos?.prefill();
+  }
+
+  /**
+   * Readies the first exec now (a warm-pool sandboxd before it is frozen, issue 20): its FIFOs
+   * exist, and one process has gone the whole way a user's does (spawn, FIFOs, logs, record,
+   * exit), so that code is compiled and the shell's pages mapped. Then it is forgotten — table,
+   * record and log files —: nobody's process, never shown to the sandbox's user.
+   */
+  async warm(workingDir: string): Promise<void> {
+    await this.fifos?.prefill();
+    const p = await this.start(
+      { command: 'true', name: `tarmac-warm-${randomBytes(4).toString('hex')}` },
+      workingDir,
+    );
+    await p.exited();
+    const i = this.procs.indexOf(p);
+    if (i >= 0) this.procs.splice(i, 1);
+    this.records?.remove(p.pid);
+    p.logs.remove();
   }
 
   list(): ManagedProcess[] {

@@ -54,6 +54,13 @@ export class ProcessRecords {
     if (r.status !== 'running' && !this.finished.includes(r.key)) this.noteFinished(r.key);
   }
 
+  /** Forgets a record for good (the warm pool's warm-up process, manager.ts `warm`). */
+  remove(key: string): void {
+    rmSync(join(this.dir, `${key}.json`), { force: true });
+    const i = this.finished.indexOf(key);
+    if (i >= 0) this.finished.splice(i, 1);
+  }
+
   private noteFinished(key: string): void {
     this.finished.push(key);
     while (this.finished.length > this.keepFinished) {

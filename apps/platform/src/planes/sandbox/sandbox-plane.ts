@@ -29,6 +29,7 @@ import { OpenSessions } from './gateway/open-sessions.js';
 import { PreviewGateway } from './previews/preview-gateway.js';
 import type { RawRoute } from './gateway/listener.js';
 import { SandboxGateway, type SandboxGatewayDeps } from './gateway/sandbox-gateway.js';
+import { sandboxdAgent } from './gateway/proxy.js';
 import { WarmPool, type PoolShapeStatus } from './pool/warm-pool.js';
 import { sandboxPool, type SandboxPool } from './pool/sandbox-pool.js';
 import {
@@ -132,6 +133,7 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
       files: base?.files ?? [],
     };
   };
+  const agent = sandboxdAgent();
   // The warm pool (issue 20, pool/ARCHITECTURE.md): booted once the controllers have re-attached.
   const warm =
     d.config.pool.length > 0
@@ -143,6 +145,7 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
           sandboxDefaults,
           token: (id) => token({ id }),
           tokenHeader: SANDBOXD_TOKEN_HEADER,
+          agent,
           logger: d.logger,
         })
       : undefined;
@@ -206,6 +209,7 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
     domain: d.config.sandboxDomain,
     sandboxdToken: token,
     starts,
+    agent,
     ...(d.config.startWait ? { startWaitMs: d.config.startWait.timeoutMs } : {}),
     ...(d.gatewayIntercept ? { intercept: d.gatewayIntercept } : {}),
   });

@@ -84,6 +84,11 @@ export interface SandboxControllerOptions {
 export class SandboxController {
   private readonly queue: KeyedQueue;
   private readonly now: () => number;
+  /**
+   * Records `adopt` made live, at the revision it saw: the reconcile their creation's notice
+   * causes has nothing to do (a claimed pooled sandbox, issue 20), so it does not ask the engine.
+   */
+  private readonly adopted = new Map<string, number>();
   /** OOM kills already reported per record id (also persisted in system.oomKillsReported). */
   constructor(private readonly o: SandboxControllerOptions) {
     this.now = o.now ?? Date.now;
@@ -129,6 +134,9 @@ export class SandboxController {
       this.o.live.remove(id);
       return;
     }
+    const adoptedAt = this.adopted.get(id);
+    this.adopted.delete(id);
+    if (adoptedAt === row.revision && this.o.live.getById(id)) return;
     switch (row.status) {
       case 'DEPLOYING':
         await this.deploy(row);
@@ -371,6 +379,7 @@ export class SandboxController {
    */
   adopt(row: ResourceRow<SandboxSpecView>, ip: string): void {
     if (!this.o.live.getById(row.id)) this.register(row, ip, false);
+    this.adopted.set(row.id, row.revision);
     this.o.onRecord?.(row);
   }
 

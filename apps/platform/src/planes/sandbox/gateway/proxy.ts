@@ -79,20 +79,26 @@ function upstreamHeaders(headers: IncomingHttpHeaders, to: Upstream): IncomingHt
 /** How long an upgraded connection stays half-closed before both sides are closed. */
 const END_GRACE_MS = 1000;
 
+/**
+ * The keep-alive connections to sandboxds. Idle sockets close at 60 s, before sandboxd's keep-alive
+ * timeout (65 s, packages/sandboxd http/limits.ts): a request after a pause reuses its connection
+ * (issue 20 item 2). Shared with the warm pool's claim (pool/warm-pool.ts), so the claimed
+ * sandbox's first request finds a connection open (issue 20 item 1). `maxFreeSockets`: idle
+ * connections kept per upstream; 4 suits sandboxd, the run plane's replicas take concurrent bursts
+ * (a closed idle socket is a new TCP handshake per request).
+ */
+export function sandboxdAgent(maxFreeSockets = 4): Agent {
+  return new Agent({ keepAlive: true, maxFreeSockets, timeout: 60_000 });
+}
+
 export class SandboxProxy {
-  // Idle sockets close at 60 s, before sandboxd's keep-alive timeout (65 s, packages/sandboxd
-  // http/limits.ts): a request after a pause reuses its connection (issue 20 item 2).
   private readonly agent: Agent;
   /** What a 502 calls the upstream: `sandbox`, or the run plane's `replica`. */
   private readonly upstreamName: string;
 
-  /**
-   * `maxFreeSockets`: idle connections kept per upstream. 4 suits sandboxd; the run plane's
-   * replicas take concurrent bursts, and a closed idle socket is a new TCP handshake per request.
-   */
-  constructor(options: { maxFreeSockets?: number; upstreamName?: string } = {}) {
+  constructor(options: { agent?: Agent; maxFreeSockets?: number; upstreamName?: string } = {}) {
     this.upstreamName = options.upstreamName ?? 'sandbox';
-    this.agent = new Agent({ keepAlive: true, maxFreeSockets: options.maxFreeSockets ?? 4, timeout: 60_000 });
+    this.agent = options.agent ?? sandboxdAgent(options.maxFreeSockets);
   }
 
   /** Pipes the request to the upstream and its response back; resolves when the exchange ends. */

@@ -9,7 +9,7 @@
  * cached access check, a cgroup write when frozen, and a pipe. Errors use the sandbox plane's
  * vocabulary `{error}` (spec "Errors": "Sandbox API errors are `{error: string}`").
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Agent, IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Authenticator, WorkspaceResolver } from '@tarmac/server-kit';
 import type { Store } from '@tarmac/store';
@@ -65,6 +65,8 @@ export interface SandboxGatewayDeps {
   starts?: StartWaiters;
   /** Longest a request is held for a starting sandbox (TARMAC_SANDBOX_START_WAIT_SECONDS). */
   startWaitMs?: number;
+  /** Keep-alive connections to sandboxds (proxy.ts sandboxdAgent), shared with the warm pool. */
+  agent?: Agent;
 }
 
 export { DEFAULT_START_WAIT_MS } from './start-waiters.js';
@@ -79,11 +81,12 @@ class GatewayError extends Error {
 }
 
 export class SandboxGateway {
-  private readonly proxy = new SandboxProxy();
+  private readonly proxy: SandboxProxy;
   private readonly access: AccessCache;
   private readonly domain: string;
 
   constructor(private readonly d: SandboxGatewayDeps) {
+    this.proxy = new SandboxProxy(d.agent ? { agent: d.agent } : {});
     this.domain = d.domain ?? 'localhost';
     this.access = d.access ?? new AccessCache(d.authenticator, d.workspaces, d.now ?? Date.now);
   }

@@ -8,10 +8,13 @@
  * background; a member is never handed back, reused or shared.
  */
 import { randomUUID } from 'node:crypto';
+import type { Agent } from 'node:http';
 import { SandboxNotFoundError, type LocalEngine, type SandboxSpec } from '@tarmac/engine';
 import type { Logger } from 'pino';
 import { sandboxEngineId } from '../controllers/engine-ids.js';
+import { SANDBOXD_MCP_HOSTS_ENV as MCP_HOSTS_ENV } from '../sandbox-credentials.js';
 import { shapeKey, type PoolShape } from './pool-shapes.js';
+import { CLAIM_PATH, postToSandboxd, WARM_PATH } from './sandboxd-post.js';
 
 /** The engine operations the pool uses (LocalEngine has them all). */
 export type PoolEngine = Pick<
@@ -21,6 +24,7 @@ export type PoolEngine = Pick<
   | 'freeze'
   | 'thawSync'
   | 'claim'
+  | 'prepareClaim'
   | 'stopSandbox'
   | 'deleteSandbox'
   | 'list'
@@ -44,11 +48,19 @@ export interface WarmPoolDeps {
   token: (recordId: string) => string;
   /** Header the token goes in. */
   tokenHeader: string;
+  /**
+   * The gateway's keep-alive connections to sandboxds (gateway/proxy.ts): the claim's request to
+   * sandboxd leaves its connection there, so the sandbox's first request through the gateway
+   * does not open one.
+   */
+  agent?: Agent;
   logger: Logger;
   now?: () => number;
   /** After a failed boot or a release under memory pressure, no refill for this long (30 s). */
   backoffMs?: number;
   readyTimeoutMs?: number;
+  /** After a claim, no refill for this long (REFILL_DELAY_MS). */
+  refillDelayMs?: number;
 }
 
 export interface PoolMember {
@@ -92,6 +104,7 @@ export interface PoolShapeStatus {
 
 const POOL_LABEL = 'pool';
 const CLAIM_TIMEOUT_MS = 5000;
+const REFILL_DELAY_MS = 500;
 
 export class WarmPool {
   private readonly ready = new Map<string, PoolMember[]>();
@@ -138,15 +151,18 @@ export class WarmPool {
     const member = list?.shift();
     if (!member) return undefined;
     this.claiming.add(member.recordId);
-    this.fill();
+    this.refillSoon();
     try {
       this.d.engine.thawSync(member.engineId);
+      const mcpHosts = req.mcpHosts ?? [];
       await Promise.all([
+        // Its boot env file becomes a boot's for the name (engine boot-env.ts) before this returns.
         this.d.engine.claim(member.engineId, {
           hostname: req.name,
           labels: { workspace: req.workspace, sandbox: req.name, record: member.recordId },
+          env: { ...req.env, ...(mcpHosts.length > 0 ? { [MCP_HOSTS_ENV]: mcpHosts.join(',') } : {}) },
         }),
-        this.tellSandboxd(member, { HOSTNAME: req.name, ...req.env }, req.mcpHosts ?? []),
+        this.tellSandboxd(member, { HOSTNAME: req.name, ...req.env }, mcpHosts),
       ]);
     } catch (err) {
       this.d.logger.warn({ err, sandbox: req.name }, 'claiming a pooled sandbox failed; booting one instead');
@@ -215,6 +231,7 @@ export class WarmPool {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.refillTimer);
     await this.filling?.catch(() => undefined);
     const members = [...this.ready.values()].flat();
     for (const list of this.ready.values()) list.length = 0;
@@ -222,6 +239,21 @@ export class WarmPool {
   }
 
   private readonly bootingShape = new Map<string, string>();
+
+  /**
+   * Refills a little after a claim, not during it: a boot (runc, sandboxd's start) takes most of
+   * this host's CPU for ~100 ms, and the claimed sandbox's first requests come right after the
+   * create's response (issue 20 item 1). Another claim meanwhile pushes it on again.
+   */
+  private refillSoon(): void {
+    const delay = this.d.refillDelayMs ?? REFILL_DELAY_MS;
+    this.pausedUntil = Math.max(this.pausedUntil, this.now() + delay);
+    clearTimeout(this.refillTimer);
+    this.refillTimer = setTimeout(() => this.fill(), delay);
+    this.refillTimer.unref();
+  }
+
+  private refillTimer: NodeJS.Timeout | undefined;
 
   /** Starts refilling unless a fill is running; boots one member at a time (CPU stays for users). */
   private fill(): void {
@@ -286,6 +318,13 @@ export class WarmPool {
         labels: { [POOL_LABEL]: key, record: recordId },
       });
       await this.d.engine.waitReady(engineId, this.d.readyTimeoutMs ?? 30_000);
+      // Before the freeze, what the claim and the first exec would otherwise wait for: sandboxd's
+      // FIFOs and first process, and a host process in the sandbox's UTS namespace for the
+      // hostname (engine hostname-setters.ts). The warm-up's connection stays in the gateway's
+      // agent: a claim within 60 s reuses it. Never a closed one: the agent drops an idle socket
+      // at 60 s, before sandboxd's 65 s keep-alive timer could fire (overdue) at the claim's thaw.
+      await this.post(info.ip, recordId, WARM_PATH, {}, this.d.agent);
+      this.d.engine.prepareClaim(engineId);
       await this.d.engine.freeze(engineId);
       if (this.stopped) {
         await this.remove(engineId);
@@ -311,18 +350,19 @@ export class WarmPool {
     }
   }
 
-  private async tellSandboxd(
-    member: PoolMember,
-    env: Record<string, string>,
-    mcpHosts: string[],
-  ): Promise<void> {
-    const res = await fetch(`http://${member.ip}:8080/_tarmac/claim`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', [this.d.tokenHeader]: this.d.token(member.recordId) },
-      body: JSON.stringify({ env, mcpHosts }),
-      signal: AbortSignal.timeout(CLAIM_TIMEOUT_MS),
-    });
-    if (!res.ok) throw new Error(`sandboxd refused the claim: ${res.status} ${await res.text()}`);
+  private tellSandboxd(member: PoolMember, env: Record<string, string>, mcpHosts: string[]): Promise<void> {
+    return this.post(member.ip, member.recordId, CLAIM_PATH, { env, mcpHosts }, this.d.agent);
+  }
+
+  private post(
+    ip: string,
+    recordId: string,
+    path: string,
+    payload: object,
+    agent: Agent | false | undefined,
+  ) {
+    const headers = { [this.d.tokenHeader]: this.d.token(recordId) };
+    return postToSandboxd({ ip, path, payload, headers, agent, timeoutMs: CLAIM_TIMEOUT_MS });
   }
 
   private async remove(engineId: string): Promise<void> {
