@@ -9,7 +9,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
-import type { CancelSignal } from './upstream.js';
+import type { CancelSignal } from './cancellation.js';
 
 /** A provider's answer: status, headers and the body, which the caller must read or dump. */
 export interface UpstreamResponse {

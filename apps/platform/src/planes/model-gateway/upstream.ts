@@ -9,7 +9,6 @@
  * reached the caller, honouring Retry-After within a bound, a timeout on the response head and on
  * idleness, and cancellation when the caller goes away.
  */
-import { EventEmitter } from 'node:events';
 import { isIP } from 'node:net';
 import { Pool } from 'undici';
 import {
@@ -21,6 +20,8 @@ import { GatewayError } from './gateway-error.js';
 import { dispatch, type UpstreamResponse } from './upstream-response.js';
 
 export type { UpstreamResponse } from './upstream-response.js';
+export { Cancellation, type CancelSignal } from './cancellation.js';
+import type { CancelSignal } from './cancellation.js';
 
 export interface UpstreamOptions {
   guard: DestinationGuard;
@@ -44,23 +45,6 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   body?: Buffer | string;
 }
-
-/**
- * "The caller went away", one per request: undici takes an EventEmitter with `aborted` as a
- * signal, which costs a fraction of an AbortController's EventTarget on the hot path.
- */
-export class Cancellation extends EventEmitter {
-  aborted = false;
-
-  cancel(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.emit('abort');
-  }
-}
-
-/** What `send` takes to cancel a request: a Cancellation, or an AbortSignal (tests). */
-export type CancelSignal = Cancellation | AbortSignal;
 
 const RETRY_STATUS = new Set([429, 500, 502, 503, 504]);
 /** Connections per provider origin (node:http's Agent had the same cap). */
