@@ -1,0 +1,47 @@
+import type { PlatformEnv } from './env-schema.js';
+import { boundedWholeNumber } from './values.js';
+
+/** The jobs plane's settings (planes/jobs/ARCHITECTURE.md). */
+export interface JobsConfig {
+  capacityPerWorkspace: number;
+  graceSeconds: number;
+  executionTimeoutSeconds: number;
+}
+
+/** The run plane's settings (planes/run/ARCHITECTURE.md). */
+export interface RunConfig {
+  readyTimeoutMs: number;
+  holdMs: number;
+}
+
+export function jobsConfig(e: PlatformEnv): JobsConfig {
+  return {
+    capacityPerWorkspace: boundedWholeNumber(
+      e.TARMAC_JOBS_WORKSPACE_CAPACITY,
+      'TARMAC_JOBS_WORKSPACE_CAPACITY',
+      16,
+      1,
+    ),
+    graceSeconds: boundedWholeNumber(
+      e.TARMAC_JOBS_CANCEL_GRACE_SECONDS,
+      'TARMAC_JOBS_CANCEL_GRACE_SECONDS',
+      10,
+      0,
+    ),
+    executionTimeoutSeconds: boundedWholeNumber(
+      e.TARMAC_JOBS_EXECUTION_TIMEOUT_SECONDS,
+      'TARMAC_JOBS_EXECUTION_TIMEOUT_SECONDS',
+      86_400,
+      1,
+    ),
+  };
+}
+
+export function runConfig(e: PlatformEnv): RunConfig {
+  return {
+    readyTimeoutMs:
+      1000 *
+      boundedWholeNumber(e.TARMAC_RUN_READY_TIMEOUT_SECONDS, 'TARMAC_RUN_READY_TIMEOUT_SECONDS', 60, 1),
+    holdMs: 1000 * boundedWholeNumber(e.TARMAC_RUN_HOLD_SECONDS, 'TARMAC_RUN_HOLD_SECONDS', 60, 1),
+  };
+}
