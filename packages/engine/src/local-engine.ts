@@ -611,6 +611,7 @@ export class LocalEngine implements Engine {
         diskPaths(paths.root).mnt,
         join(paths.root, 'sandbox.json'),
         join(paths.root, 'stopped.json'),
+        bootEnvFile(paths.root), // the sandbox's envs, secret ones too: never outlive it
       ]) {
         rmSync(p, { recursive: true, force: true });
       }

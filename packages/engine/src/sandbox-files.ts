@@ -4,6 +4,7 @@
 //   bundle/        runc bundle (config.json); bundle/rootfs is the overlay mount point
 //   disk.img disk/ the sandbox's own ext4 (sandbox-disk.ts), holding the overlay's upper/ and work/
 //   upper/         with DeleteOptions.keepUpper: the writes, kept after delete
+//   boot-env.json  the env sandboxd gives the processes it starts (boot-env.ts); secrets inside
 //   logs/          container stdout/stderr
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
