@@ -1,0 +1,39 @@
+// The warm pool's claim of a booted sandbox (LocalEngine.claim, issue 20): its new hostname, boot
+// env and labels.
+import { bootEnvFile, claimedBootEnv, readBootEnv, writeBootEnv } from './boot-env.js';
+import { EngineError } from './errors.js';
+import type { SandboxHost } from './sandbox-host.js';
+
+/**
+ * The warm pool's claim (issue 20): a sandbox booted ahead of demand takes the hostname and
+ * labels of the sandbox it becomes. The hostname is set in the container's UTS namespace from
+ * the host (`nsenter --uts`): the sandbox holds no CAP_SYS_ADMIN to do it itself, and `uname -n`
+ * inside must read what a sandbox booted with that hostname reads. The labels are what the
+ * platform's orphan reaper and workspace deletion go by.
+ */
+export async function claimSandbox(
+  host: SandboxHost,
+  id: string,
+  o: { hostname: string; labels: Record<string, string>; env: Record<string, string> },
+): Promise<void> {
+  if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i.test(o.hostname)) {
+    throw new EngineError(`invalid hostname "${o.hostname}"`);
+  }
+  const rec = host.files.read(id);
+  const pid = host.runc.alive(id)?.pid;
+  if (pid === undefined) throw new EngineError(`sandbox ${id} is not running`);
+  // Before the first await: the file is the claimed one by the time this call returns.
+  const boot = bootEnvFile(host.files.layout(id).root);
+  writeBootEnv(boot, claimedBootEnv(readBootEnv(boot), o.hostname, o.env), host.idRange);
+  if (!(await host.hostnames.set(id, o.hostname))) {
+    const args = [`--target=${pid}`, '--uts', '--', 'hostname', o.hostname];
+    await host.runner.run('nsenter', args, { timeoutMs: 5000 });
+  }
+  host.files.write({ ...rec, labels: o.labels });
+}
+
+/** Readies `claim`'s hostname change (hostname-setters.ts): the pool calls it once booted. */
+export function prepareClaim(host: SandboxHost, id: string): void {
+  const pid = host.runc.alive(id)?.pid;
+  if (pid !== undefined) host.hostnames.prepare(id, pid);
+}
