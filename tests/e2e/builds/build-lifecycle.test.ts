@@ -18,6 +18,7 @@ import { zipOf } from '../../../apps/platform/src/planes/builds/test-archives.js
 import { removeHome, startPlatform, tempHome, type RunningPlatform } from '../support/platform.js';
 import { cliEnv, runCli } from '../cli/cli-runner.js';
 import { IMAGE_CACHE, missingCapability } from '../sandboxes/support.js';
+import { buildStatus } from './build-status.js';
 
 function missing(): string | null {
   const base = missingCapability();
@@ -35,7 +36,7 @@ const TTL_S = 15;
 
 interface Record_ {
   status: string;
-  events: Array<{ status: string; message: string }>;
+  events: Array<{ type?: string; status: string; message: string }>;
 }
 
 describe.skipIf(skip !== null)(`build lifecycle${skip ? ` (skipped: ${skip})` : ''}`, () => {
@@ -122,7 +123,7 @@ describe.skipIf(skip !== null)(`build lifecycle${skip ? ` (skipped: ${skip})` : 
   const final = (name: string) =>
     until(`${name} to finish`, async () => {
       const r = await record(name);
-      return r.status === 'BUILT' || r.status === 'FAILED' ? r : undefined;
+      return buildStatus(r) === 'BUILT' || buildStatus(r) === 'FAILED' ? r : undefined;
     });
 
   const stepRunning = (name: string, step: string) =>
@@ -142,8 +143,8 @@ describe.skipIf(skip !== null)(`build lifecycle${skip ? ` (skipped: ${skip})` : 
       await start();
       const a = await final('slow-a');
       const b = await final('quick-b');
-      expect(a.status, JSON.stringify(a.events.slice(-3))).toBe('BUILT');
-      expect(b.status, JSON.stringify(b.events.slice(-3))).toBe('BUILT');
+      expect(buildStatus(a), JSON.stringify(a.events.slice(-3))).toBe('BUILT');
+      expect(buildStatus(b), JSON.stringify(b.events.slice(-3))).toBe('BUILT');
       expect(a.events.map((e) => e.message)).toContain('Build resumed after a platform restart');
       expect(b.events.some((e) => /resumed after a platform restart/.test(e.message))).toBe(true);
       expect(await logOf('slow-a')).toContain('slept-a');
@@ -178,7 +179,7 @@ describe.skipIf(skip !== null)(`build lifecycle${skip ? ` (skipped: ${skip})` : 
 
       await start();
       const c = await final('crashed-c');
-      expect(c.status, JSON.stringify(c.events.slice(-3))).toBe('BUILT');
+      expect(buildStatus(c), JSON.stringify(c.events.slice(-3))).toBe('BUILT');
       expect(c.events.map((e) => e.message)).toContain('Build resumed after a platform restart');
       for (const pid of pids) expect(existsSync(`/proc/${pid}`), `buildah ${pid} still runs`).toBe(false);
       const left = containers();

@@ -24,6 +24,7 @@ import {
   startIn,
   type Namespace,
 } from '../network/support/netns.js';
+import { buildStatus } from './build-status.js';
 
 function missing(): string | null {
   const base = missingCapability() ?? netnsUnavailable() ?? null;
@@ -152,11 +153,13 @@ describe.skipIf(skip !== null)(`build network${skip ? ` (skipped: ${skip})` : ''
     for (;;) {
       const r = (await (await p.api(`/v0/agents/${name}`)).json()) as {
         status: string;
-        events: Array<{ message: string }>;
+        events: Array<{ type?: string; status: string; message: string }>;
       };
-      if (r.status === 'BUILT' || r.status === 'FAILED') {
+      const built = buildStatus(r);
+      if (built === 'BUILT' || built === 'FAILED') {
         const log = await (await p.api(`/v0/agents/${name}/logs`)).text();
-        return { status: r.status, log, message: r.events.at(-1)?.message ?? '' };
+        const message = r.events.filter((e) => e.type === 'build').at(-1)?.message ?? '';
+        return { status: built, log, message };
       }
       if (Date.now() > deadline) throw new Error(`${name} still ${r.status}`);
       await new Promise((r) => setTimeout(r, 500));

@@ -17,6 +17,7 @@ import { ProcessRunner } from '../../../packages/engine/src/runner.js';
 import { cliEnv, runCli } from '../cli/cli-runner.js';
 import { REPO_ROOT, removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
 import { IMAGE_CACHE, missingCapability } from '../sandboxes/support.js';
+import { buildStatus } from './build-status.js';
 
 function missing(): string | null {
   const base = missingCapability();
@@ -36,7 +37,7 @@ const BUILD_MS = 6 * 60_000;
 interface Record_ {
   status: string;
   spec: { runtime?: { image?: string } };
-  events: Array<{ status: string; message: string }>;
+  events: Array<{ type?: string; status: string; message: string }>;
 }
 interface ImageView {
   metadata: { name: string; resourceType: string; status: string };
@@ -182,7 +183,7 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
       expect(r.code, r.stderr + r.stdout).toBe(0);
       expect(r.stdout).toContain(`Built ${kind}/${name}:`); // the streamed build log
       const record = await get<Record_>(`/v0/${kind}/${name}`);
-      expect(record.status).toBe('BUILT');
+      expect(buildStatus(record)).toBe('BUILT');
       const statuses = record.events.map((e) => e.status);
       for (const s of ['UPLOADING', 'BUILDING', 'BUILT']) expect(statuses).toContain(s);
       const image = record.spec.runtime?.image ?? '';
@@ -210,8 +211,8 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
       expect(first.status, await first.clone().text()).toBe(200);
       const again = await put(url, zip);
       expect(again.status).toBe(403);
-      const r = (await waitFinal('/v0/agents/raw-node', (x) => (x as Record_).status)) as Record_;
-      expect(r.status, JSON.stringify(r.events.at(-1))).toBe('BUILT');
+      const r = (await waitFinal('/v0/agents/raw-node', (x) => buildStatus(x as Record_))) as Record_;
+      expect(buildStatus(r), JSON.stringify(r.events.at(-1))).toBe('BUILT');
       const log = await (await api('/v0/agents/raw-node/logs')).text();
       expect(log).toContain('Detected Node');
     },
