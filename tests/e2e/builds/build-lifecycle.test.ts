@@ -19,6 +19,7 @@ import { removeHome, startPlatform, tempHome, type RunningPlatform } from '../su
 import { cliEnv, runCli } from '../cli/cli-runner.js';
 import { IMAGE_CACHE, missingCapability } from '../sandboxes/support.js';
 import { buildStatus } from './build-status.js';
+import { removeRunWorkloads } from '../support/run-workloads.js';
 
 function missing(): string | null {
   const base = missingCapability();
@@ -65,6 +66,8 @@ describe.skipIf(skip !== null)(`build lifecycle${skip ? ` (skipped: ${skip})` : 
   }, 15 * 60_000);
 
   afterAll(async () => {
+    // Built agents and functions have replicas now (issue 16); they outlive a stop by design.
+    if (p) await removeRunWorkloads(p).catch((err: unknown) => console.error(err));
     await p?.stop();
     if (workspaceId) {
       for (const d of readdirSync(IMAGE_CACHE)) {

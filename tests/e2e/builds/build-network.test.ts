@@ -25,6 +25,7 @@ import {
   type Namespace,
 } from '../network/support/netns.js';
 import { buildStatus } from './build-status.js';
+import { removeRunWorkloads } from '../support/run-workloads.js';
 
 function missing(): string | null {
   const base = missingCapability() ?? netnsUnavailable() ?? null;
@@ -119,6 +120,8 @@ describe.skipIf(skip !== null)(`build network${skip ? ` (skipped: ${skip})` : ''
   }, 15 * 60_000);
 
   afterAll(async () => {
+    // Built agents and functions have replicas now (issue 16); they outlive a stop by design.
+    if (p) await removeRunWorkloads(p).catch((err: unknown) => console.error(err));
     await p?.stop();
     loopback?.close();
     for (const s of servers) s.kill('SIGKILL');

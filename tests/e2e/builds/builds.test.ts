@@ -18,6 +18,7 @@ import { cliEnv, runCli } from '../cli/cli-runner.js';
 import { REPO_ROOT, removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
 import { IMAGE_CACHE, missingCapability } from '../sandboxes/support.js';
 import { buildStatus } from './build-status.js';
+import { removeRunWorkloads } from '../support/run-workloads.js';
 
 function missing(): string | null {
   const base = missingCapability();
@@ -100,6 +101,8 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
   }, 15 * 60_000);
 
   afterAll(async () => {
+    // Built agents and functions have replicas now (issue 16); they outlive a stop by design.
+    if (p) await removeRunWorkloads(p).catch((err: unknown) => console.error(err));
     await p?.stop();
     // Built images live in the shared image cache under this run's workspace namespace.
     if (workspaceId) {
