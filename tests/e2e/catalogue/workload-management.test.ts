@@ -88,7 +88,8 @@ describe('management API: workloads against the built platform', () => {
     expect(created.status).toBe(200);
     expect(created.body.spec.runtime.envs[0].value).toBe('********');
     expect(created.body.status).toBe('DEPLOYING');
-    expect(created.body.events.at(-1).message).toMatch(/waiting for a runtime/);
+    // The run plane (issue 16) deploys an agent that names an image.
+    expect(created.body.events.at(-1).message).toBe('Accepted; starting a replica of image agents/a:1');
     const masked = await call('GET', '/v0/agents/e2e-agent');
     expect(masked.body.spec.runtime.envs[0].value).toBe('********');
     const shown = await call('GET', '/v0/agents/e2e-agent?show_secrets=true');
