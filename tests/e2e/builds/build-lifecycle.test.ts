@@ -17,20 +17,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zipOf } from '../../../apps/platform/src/planes/builds/test-archives.js';
 import { removeHome, startPlatform, tempHome, type RunningPlatform } from '../support/platform.js';
 import { cliEnv, runCli } from '../cli/cli-runner.js';
-import { IMAGE_CACHE, missingCapability } from '../sandboxes/support.js';
+import { IMAGE_CACHE, missingBuildCapability } from '../sandboxes/support.js';
 import { buildStatus } from './build-status.js';
 import { removeRunWorkloads } from '../support/run-workloads.js';
 
-function missing(): string | null {
-  const base = missingCapability();
-  if (base) return base;
-  try {
-    execFileSync('buildah', ['--version'], { stdio: 'ignore' });
-  } catch {
-    return 'buildah not installed (scripts/engine-install.sh)';
-  }
-  return null;
-}
+const missing = (): string | null => missingBuildCapability();
 const skip = missing();
 const BUILD_MS = 6 * 60_000;
 const TTL_S = 15;

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zipOf } from '../../../apps/platform/src/planes/builds/test-archives.js';
 import { freePort, removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
-import { IMAGE_CACHE, missingCapability } from '../sandboxes/support.js';
+import { IMAGE_CACHE, missingBuildCapability, missingCapability } from '../sandboxes/support.js';
 import { makeOutsideCerts } from '../network/support/certs.js';
 import {
   createNamespace,
@@ -27,16 +27,7 @@ import {
 import { buildStatus } from './build-status.js';
 import { removeRunWorkloads } from '../support/run-workloads.js';
 
-function missing(): string | null {
-  const base = missingCapability() ?? netnsUnavailable() ?? null;
-  if (base) return base;
-  try {
-    execFileSync('buildah', ['--version'], { stdio: 'ignore' });
-  } catch {
-    return 'buildah not installed (scripts/engine-install.sh)';
-  }
-  return null;
-}
+const missing = (): string | null => missingCapability() ?? netnsUnavailable() ?? missingBuildCapability();
 const skip = missing();
 const BUILD_MS = 6 * 60_000;
 const SUBNET = '10.180.0.0/16';

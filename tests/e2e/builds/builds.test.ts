@@ -16,20 +16,11 @@ import { ImageStore } from '../../../packages/engine/src/images/image-store.js';
 import { ProcessRunner } from '../../../packages/engine/src/runner.js';
 import { cliEnv, runCli } from '../cli/cli-runner.js';
 import { REPO_ROOT, removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
-import { IMAGE_CACHE, missingCapability } from '../sandboxes/support.js';
+import { IMAGE_CACHE, missingBuildCapability } from '../sandboxes/support.js';
 import { buildStatus } from './build-status.js';
 import { removeRunWorkloads } from '../support/run-workloads.js';
 
-function missing(): string | null {
-  const base = missingCapability();
-  if (base) return base;
-  try {
-    execFileSync('buildah', ['--version'], { stdio: 'ignore' });
-  } catch {
-    return 'buildah not installed (scripts/engine-install.sh)';
-  }
-  return null;
-}
+const missing = (): string | null => missingBuildCapability();
 const skip = missing();
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const EXAMPLES = join(REPO_ROOT, 'examples');

@@ -22,18 +22,11 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { cliEnv, runCli } from '../cli/cli-runner.js';
 import { REPO_ROOT, type RunningPlatform } from '../support/platform.js';
-import { IMAGE_CACHE, json, missingCapability, waitFor } from '../sandboxes/support.js';
+import { IMAGE_CACHE, json, missingBuildCapability, waitFor } from '../sandboxes/support.js';
 
 /** What the job e2e tests need of the machine: the sandbox engine's tools and buildah (builds). */
 export function missingJobCapability(): string | null {
-  const base = missingCapability();
-  if (base) return base;
-  try {
-    execFileSync('buildah', ['--version'], { stdio: 'ignore' });
-  } catch {
-    return 'buildah not installed (scripts/engine-install.sh): the job e2e builds examples/batch-job';
-  }
-  return null;
+  return missingBuildCapability('the job e2e builds examples/batch-job');
 }
 
 /**

@@ -11,7 +11,6 @@
 // a crashing one leaves the previous serving; one that dies after serving is restarted; a platform
 // restart re-attaches the replica (same process, no new container); disable → DEACTIVATED and 503;
 // delete removes it.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,23 +26,14 @@ import {
   hostLeftovers,
   IMAGE_CACHE,
   json,
-  missingCapability,
+  missingBuildCapability,
   removeHome,
   startSandboxPlatform,
   waitFor,
 } from '../sandboxes/support.js';
 import { APP_MEMBERS, type Echo } from './app-image.js';
 
-function missing(): string | null {
-  const base = missingCapability();
-  if (base) return base;
-  try {
-    execFileSync('buildah', ['--version'], { stdio: 'ignore' });
-  } catch {
-    return 'buildah not installed (scripts/engine-install.sh)';
-  }
-  return null;
-}
+const missing = (): string | null => missingBuildCapability();
 const skip = missing();
 const OTHER = 'rp-other';
 

@@ -21,6 +21,21 @@ export const E2E_NETWORK = { TARMAC_BRIDGE: 'tarmace2e0', TARMAC_SUBNET: '10.202
 export const RUNC_ROOT = '/run/tarmac/runc';
 
 /** Why real sandboxes cannot run here, or null when they can. */
+/**
+ * What tests that build images need: the sandbox engine's tools and buildah (the builds plane).
+ * `why` says which test needs the build, for the skip message.
+ */
+export function missingBuildCapability(why = 'these tests build images'): string | null {
+  const base = missingCapability();
+  if (base) return base;
+  try {
+    execFileSync('buildah', ['--version'], { stdio: 'ignore' });
+  } catch {
+    return `buildah not installed (scripts/engine-install.sh): ${why}`;
+  }
+  return null;
+}
+
 export function missingCapability(): string | null {
   if (process.platform !== 'linux') return 'not Linux';
   if (process.getuid?.() !== 0) return 'not running as root';
