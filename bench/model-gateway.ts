@@ -11,10 +11,15 @@
 //    an event loop with the load it is measured under). The direct rounds keep one core busy; the gateway rounds add the
 //    platform's work, so on a 2-core machine the ratio is bounded by client+provider CPU ÷ the
 //    platform's CPU per request (and by whatever else runs on the machine).
+//  - the same for a bare relay (bench/support/bare-relay.mjs: Node's HTTP server + an undici pool,
+//    nothing else) in its own process: the floor of any gateway built on Node's HTTP stack on this
+//    host, so "gateway / relay" says how much of the gap is ours and "relay / direct" how much is
+//    the extra process hop itself.
 // Goal: < 0.5 ms p50 added, < 2 ms p99 added, ≥ 0.8× the direct throughput.
 //
 //   npm run build && node --import tsx bench/model-gateway.ts
 //   ITERATIONS=2000 ROUNDS=5 SECONDS=5 node --import tsx bench/model-gateway.ts
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
@@ -54,10 +59,22 @@ await platform.api(`/v0/models/bench?workspace=${ws}`, {
   }),
 });
 
+// The bare relay, its own process like the platform's.
+const relayProcess = spawn(
+  process.execPath,
+  [new URL('./support/bare-relay.mjs', import.meta.url).pathname, fake.url, 'Bearer sk-bench'],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
+const relayPort = await new Promise<number>((resolve, reject) => {
+  relayProcess.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+  relayProcess.once('exit', (code) => reject(new Error(`bare relay exited (${code})`)));
+});
+
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 const targets = {
   direct: { port: fake.port, path: '/v1/chat/completions', auth: 'Bearer sk-bench' },
   gateway: { port: platform.port, path: `/${ws}/models/bench/chat/completions`, auth: `Bearer ${key}` },
+  relay: { port: relayPort, path: '/v1/chat/completions', auth: 'Bearer caller' },
 };
 type Target = keyof typeof targets;
 const body = (stream: boolean) =>
@@ -111,26 +128,30 @@ async function latencies(target: Target, stream: boolean): Promise<number[]> {
 }
 
 /** CPU ms used so far by this process and by the platform's (utime + stime from /proc, 100 Hz ticks). */
-function cpuMs(): { self: number; platform: number } {
-  const u = process.cpuUsage();
-  let platformMs = NaN;
+function processCpuMs(pid: number | undefined): number {
   try {
     // Fields after the command's closing parenthesis: state is 3rd, utime 14th, stime 15th.
-    const rest = readFileSync(`/proc/${platform.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    platformMs = (Number(rest[11]) + Number(rest[12])) * 10;
+    const rest = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(rest[11]) + Number(rest[12])) * 10;
   } catch {
-    // not Linux: reported as NaN
+    return NaN; // not Linux
   }
-  return { self: (u.user + u.system) / 1000, platform: platformMs };
+}
+/** CPU ms used so far by this process and by the process in the middle (platform or relay). */
+function cpuMs(target: Target): { self: number; platform: number } {
+  const u = process.cpuUsage();
+  const middle = target === 'relay' ? relayProcess.pid : platform.pid;
+  return { self: (u.user + u.system) / 1000, platform: processCpuMs(middle) };
 }
 const cpu = {
   direct: { self: 0, platform: 0, requests: 0 },
   gateway: { self: 0, platform: 0, requests: 0 },
+  relay: { self: 0, platform: 0, requests: 0 },
 };
 
 async function throughput(target: Target): Promise<number> {
   let done = 0;
-  const before = cpuMs();
+  const before = cpuMs(target);
   const until = performance.now() + SECONDS * 1000;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
@@ -140,7 +161,7 @@ async function throughput(target: Target): Promise<number> {
       }
     }),
   );
-  const after = cpuMs();
+  const after = cpuMs(target);
   cpu[target].self += after.self - before.self;
   cpu[target].platform += after.platform - before.platform;
   cpu[target].requests += done;
@@ -148,19 +169,20 @@ async function throughput(target: Target): Promise<number> {
 }
 
 // Warm up both paths (JIT, keep-alive sockets, the gateway's caches).
-for (const t of ['direct', 'gateway'] as const) for (let i = 0; i < 300; i++) await once(t, i % 2 === 0);
+for (const t of ['direct', 'gateway', 'relay'] as const)
+  for (let i = 0; i < 300; i++) await once(t, i % 2 === 0);
 
 const samples = {
   direct: { plain: [] as number[], stream: [] as number[] },
   gateway: { plain: [] as number[], stream: [] as number[] },
 };
-const rps = { direct: [] as number[], gateway: [] as number[] };
+const rps = { direct: [] as number[], gateway: [] as number[], relay: [] as number[] };
 for (let r = 0; r < ROUNDS; r++) {
   for (const t of ['direct', 'gateway'] as const) {
     samples[t].plain.push(...(await latencies(t, false)));
     samples[t].stream.push(...(await latencies(t, true)));
   }
-  for (const t of ['direct', 'gateway'] as const) rps[t].push(await throughput(t));
+  for (const t of ['direct', 'gateway', 'relay'] as const) rps[t].push(await throughput(t));
 }
 
 const ms = (x: number) => `${x.toFixed(3)} ms`;
@@ -187,9 +209,15 @@ const perRequest = (t: Target) => {
   const us = (x: number) => `${((x / c.requests) * 1000).toFixed(0)} µs`;
   return `${t} client+provider ${us(c.self)}, platform ${us(c.platform)}`;
 };
-console.log(`CPU per request @${CONCURRENCY}         ${perRequest('direct')};  ${perRequest('gateway')}`);
+console.log(
+  `bare relay @${CONCURRENCY}            ${med(rps.relay).toFixed(0)} req/s: relay/direct ${(med(rps.relay) / med(rps.direct)).toFixed(2)}x (the floor of a Node relay here), gateway/relay ${(med(rps.gateway) / med(rps.relay)).toFixed(2)}x`,
+);
+console.log(
+  `CPU per request @${CONCURRENCY}         ${perRequest('direct')};  ${perRequest('gateway')};  ${perRequest('relay').replace('platform', 'relay')}`,
+);
 console.log(`provider connections accepted: ${fake.connections()} (keep-alive: few)`);
 agent.destroy();
+relayProcess.kill();
 await platform.stop();
 removeHome(platform.home);
 await fake.close();
