@@ -314,7 +314,12 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       prices: config.metering.prices,
       servedModelTypes: SERVED_PROVIDER_TYPES,
       modelCallRetentionDays: config.models.callRetentionDays,
-      beforeJobDelete: (workspace, job) => jobs.executions.cancelAll(workspace, job),
+      // Executions end, the meter charges them to their end, then they go with the job (issue 17).
+      beforeJobDelete: async (workspace, job) => {
+        await jobs.executions.cancelAll(workspace, job);
+        await meter.pass();
+        await jobs.executions.removeAll(workspace, job);
+      },
       extraRoutes: (app, routeDeps) => {
         jobs.register(app, routeDeps);
         run.register(app, routeDeps);

@@ -99,7 +99,10 @@ export async function createTestPlatform(options: TestPlatformOptions): Promise<
   const run = testRunPlane(options.store, secretKey, signingKey, logger);
   let deps: PlatformDeps = {
     secretKey,
-    beforeJobDelete: (workspace, job) => jobs.executions.cancelAll(workspace, job),
+    beforeJobDelete: async (workspace, job) => {
+      await jobs.executions.cancelAll(workspace, job);
+      await jobs.executions.removeAll(workspace, job);
+    },
     extraRoutes: (app, routeDeps) => {
       registerTestJobRoutes(jobs)(app, routeDeps);
       run.register(app, routeDeps);

@@ -244,6 +244,22 @@ export function resourcesRepository(db: Kysely<Database>) {
       return Number(result.numDeletedRows) > 0;
     },
 
+    /**
+     * Deletes every resource of a kind under one parent (a deleted job's executions), terminated
+     * ones included; answers the ids it removed so their files can go too.
+     */
+    async deleteChildren(workspace: string, kind: string, parent: string): Promise<string[]> {
+      const rows = await scoped(workspace, kind, parent).select('id').execute();
+      const ids = rows.map((r) => r.id);
+      for (let i = 0; i < ids.length; i += 500) {
+        await db
+          .deleteFrom('resources')
+          .where('id', 'in', ids.slice(i, i + 500))
+          .execute();
+      }
+      return ids;
+    },
+
     /** Deletes terminated resources of a kind whose retention ended before `before`. */
     async purgeTerminated(kind: string, before: string): Promise<number> {
       const result = await db

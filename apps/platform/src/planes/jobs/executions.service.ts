@@ -33,6 +33,7 @@ export interface ExecutionsDeps {
       name: string,
       parent?: string,
     ): Promise<ResourceRow<S> | undefined>;
+    deleteChildren(workspace: string, kind: string, parent: string): Promise<string[]>;
   };
   jobs: JobCatalogue;
   runner: Pick<
@@ -179,7 +180,8 @@ export class ExecutionsService {
   /**
    * Deleting a job (issue 17): every execution of it still active is cancelled and wound down,
    * its containers and volumes removed, before the job record goes. The job is DELETING meanwhile
-   * (no new execution starts on it); a few rounds catch one created in between.
+   * (no new execution starts on it); a few rounds catch one created in between. `removeAll`
+   * follows once the meter has charged them.
    */
   async cancelAll(workspace: string, jobName: string): Promise<void> {
     const bound = (this.d.graceSeconds + 60) * 1000;
@@ -187,10 +189,21 @@ export class ExecutionsService {
       const active = (await this.d.runner.activeExecutions()).filter(
         (r) => r.workspace === workspace && r.parent === jobName,
       );
-      if (active.length === 0) return;
+      if (active.length === 0) break;
       for (const row of active) await this.cancelRow(row.id);
       await Promise.all(active.map((row) => this.d.runner.settled(row.id, bound)));
     }
+  }
+
+  /**
+   * A deleted job's executions and their archived logs go with it, after `cancelAll` ended them
+   * and a metering pass saw their ends: a job created again under the same name starts with no
+   * history, and an old idempotency `id` makes a new execution instead of answering the deleted
+   * job's.
+   */
+  async removeAll(workspace: string, jobName: string): Promise<void> {
+    const removed = await this.d.resources.deleteChildren(workspace, JOB_EXECUTION_KIND, jobName);
+    for (const id of removed) this.d.logs.remove(id);
   }
 
   /** Cancelling, with the waiting tasks cancelled in the same write (ends it when none runs). */
