@@ -163,13 +163,7 @@ export class CatalogueBuildRecords {
           status: 'BUILT',
           system: { ...row.system, revisions: [revision, ...revisions].slice(0, MAX_REVISIONS) },
         },
-        event: newEvent(
-          row,
-          'build',
-          'BUILT',
-          `Built image ${image.ref}; waiting for a runtime to deploy it`,
-          now,
-        ),
+        event: newEvent(row, 'build', 'BUILT', builtMessage(t.kind, image.ref, revision.id), now),
       };
     });
   }
@@ -212,4 +206,10 @@ export class CatalogueBuildRecords {
       };
     });
   }
+}
+
+/** What happens to a built image next, by kind (the run plane deploys agents and functions). */
+function builtMessage(kind: string, ref: string, revision: string): string {
+  if (kind === 'job') return `Built image ${ref}; new executions run it`;
+  return `Built image ${ref}; revision ${revision} starts a replica of it`;
 }
