@@ -189,6 +189,12 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     readyTimeoutMs: config.run.readyTimeoutMs,
     holdMs: config.run.holdMs,
     maxHeld: 1000,
+    domain: { ...DEFAULT_HOSTS, ...config.hosts }.domain,
+    platformHostnames: platformHostnames(
+      config.publicUrl,
+      config.host,
+      { ...DEFAULT_HOSTS, ...config.hosts }.domain,
+    ),
   });
   await egress.start({
     ensureBridge: () => sandboxPlane.ensureBridge(),
@@ -368,7 +374,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     app,
     createServer: withSandboxGateway(
       () => sandboxPlane.gateway,
-      () => [...sandboxPlane.rawRoutes, modelGateway.route, run.route, ...builds.rawRoutes],
+      () => [run.hostRoute, ...sandboxPlane.rawRoutes, modelGateway.route, run.route, ...builds.rawRoutes],
       () => sandboxPlane.previews,
       {
         guard: r.connections.publicGuard,

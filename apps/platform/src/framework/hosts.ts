@@ -4,7 +4,7 @@
  * default domain is `localhost` (`*.localhost` resolves to loopback, RFC 6761). The port is a
  * function because main.ts learns it only after listening.
  */
-import { encodeSandboxLabel } from './sandbox-host-label.js';
+import { encodeSandboxLabel, encodeWorkloadLabel } from './sandbox-host-label.js';
 
 export interface HostConfig {
   scheme: 'http' | 'https';
@@ -77,6 +77,28 @@ export function platformHostnames(
     names.push(listenHost.includes(':') ? `[${listenHost}]` : listenHost.toLowerCase());
   }
   return [...new Set(names)];
+}
+
+/** First label prefix of an application's own host (planes/run README "Applications"). */
+export const APP_LABEL_PREFIX = 'app-';
+
+/** An application's own hostname: `app-<name>-<ws>.<region>.<domain>` ('-' in the name doubled). */
+export function applicationHostname(
+  hosts: Pick<HostConfig, 'domain' | 'region'>,
+  workspace: string,
+  name: string,
+): string {
+  return `${encodeWorkloadLabel(APP_LABEL_PREFIX, workspace, name)}.${hosts.region}.${hosts.domain}`;
+}
+
+/** `metadata.url` of an application (its own host, http or https like every host-style URL). */
+export function applicationUrl(hosts: HostConfig, workspace: string, name: string): string {
+  return origin(hosts, applicationHostname(hosts, workspace, name));
+}
+
+/** The URL of one of an application's extra hosts (`spec.urls[]`), with the platform's port. */
+export function hostUrl(hosts: HostConfig, hostname: string): string {
+  return origin(hosts, hostname);
 }
 
 export function previewHostUrl(hosts: HostConfig, previewId: string, region = hosts.region): string {

@@ -24,13 +24,25 @@ export interface SandboxRef {
 export const SANDBOX_LABEL_PREFIX = 'sbx-';
 
 export function encodeSandboxLabel(workspace: string, name: string): string {
-  return `${SANDBOX_LABEL_PREFIX}${name.replace(/-/g, '--')}-${workspace}`;
+  return encodeWorkloadLabel(SANDBOX_LABEL_PREFIX, workspace, name);
 }
 
 /** The canonical reading of a label (`sbx-…`), or undefined when it is not a canonical label. */
 export function decodeSandboxLabel(label: string): SandboxRef | undefined {
-  if (!label.startsWith(SANDBOX_LABEL_PREFIX)) return undefined;
-  const both = label.slice(SANDBOX_LABEL_PREFIX.length);
+  return decodeWorkloadLabel(SANDBOX_LABEL_PREFIX, label);
+}
+
+/**
+ * The same encoding under another kind's prefix (reference control-plane.md §5.2 per-workload
+ * hostnames `{sbx|agt|mcp|mdl|job}-{name}-{ws}`; applications use `app-`, planes/run/app-hosts.ts).
+ */
+export function encodeWorkloadLabel(prefix: string, workspace: string, name: string): string {
+  return `${prefix}${name.replace(/-/g, '--')}-${workspace}`;
+}
+
+export function decodeWorkloadLabel(prefix: string, label: string): SandboxRef | undefined {
+  if (!label.startsWith(prefix)) return undefined;
+  const both = label.slice(prefix.length);
   let name = '';
   let i = 0;
   while (i < both.length) {

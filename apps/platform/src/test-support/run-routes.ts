@@ -49,5 +49,6 @@ export function testRunPlane(
     readyTimeoutMs: 1000,
     holdMs: 1000,
     maxHeld: 10,
+    domain: DEFAULT_HOSTS.domain,
   });
 }

@@ -21,8 +21,20 @@ export const appRevisionSchema = z
   .meta({ id: 'AppRevision' });
 export type AppRevision = z.infer<typeof appRevisionSchema>;
 
+/** A hostname: DNS labels, at least two, lowercase (the service lowercases before comparing). */
+const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]*[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/i;
+
+/**
+ * An extra address of the application (spec "Application" `urls[] {domain, subdomain}`): the host
+ * is `{subdomain}.{domain}`, or `{domain}` alone, or `{subdomain}.{platform domain}` without a
+ * domain (planes/run README "Applications").
+ */
 const urlSchema = z.object({
-  domain: z.string().max(253, 'must be at most 253 characters').optional(),
+  domain: z
+    .string()
+    .max(253, 'must be at most 253 characters')
+    .regex(HOSTNAME, 'must be a hostname such as app.example.com')
+    .optional(),
   subdomain: z
     .string()
     .max(63, 'must be at most 63 characters')
@@ -30,30 +42,60 @@ const urlSchema = z.object({
     .optional(),
 });
 
-/** What a caller may set; `revisions` is server-owned and ignored on input. */
-export const applicationSpecInputSchema = z.object({
-  enabled: z.boolean().default(true),
-  /** Required unless the create or update is `?upload=true`: the build then sets it (issue 15). */
+/**
+ * A `revisions[]` entry as a caller sends it (reference control-plane.md §3.3: the CLI sends
+ * `revisions[0] = {image, envs, memory}`); the server keeps its own history and makes the new
+ * revision from the newest entry (applications.service.ts), so only `image` matters on input.
+ */
+const appRevisionInputSchema = z.object({
+  id: z.string().max(64, 'must be at most 64 characters').optional(),
   image: z.string().min(1, 'must not be empty').max(512, 'must be at most 512 characters').optional(),
-  envs: envsSchema.default([]),
-  memory: memoryMbSchema.default(2048),
+  envs: envsSchema.optional(),
+  memory: memoryMbSchema.optional(),
   port: z
     .number()
     .int('must be an integer')
     .min(1, 'must be at least 1')
     .max(65_535, 'must be at most 65535')
-    .default(8080),
+    .optional(),
+  createdAt: z.string().max(64, 'must be at most 64 characters').optional(),
+  createdBy: z.string().max(256, 'must be at most 256 characters').optional(),
+  snapshot: z.unknown().optional(),
+});
+export type AppRevisionInput = z.infer<typeof appRevisionInputSchema>;
+
+/**
+ * What a caller may set. `image`, `envs` and `memory` are the reference's flat fields (§1.5); the
+ * spec's shape carries them in `revisions[]` instead. Either works; without an image anywhere the
+ * create needs `?upload=true` (the build sets it, issue 15) and an update keeps the current one.
+ * No defaults here: the service tells a value the caller gave from one it did not (the newest
+ * `revisions[]` entry fills in what the flat fields leave out).
+ */
+export const applicationSpecInputSchema = z.object({
+  enabled: z.boolean().default(true),
+  image: z.string().min(1, 'must not be empty').max(512, 'must be at most 512 characters').optional(),
+  envs: envsSchema.optional(),
+  memory: memoryMbSchema.optional(),
+  port: z
+    .number()
+    .int('must be an integer')
+    .min(1, 'must be at least 1')
+    .max(65_535, 'must be at most 65535')
+    .optional(),
   region: z.string().max(64, 'must be at most 64 characters').optional(),
   revision: revisionConfigurationSchema.optional(),
-  revisions: z.unknown().optional(),
+  revisions: z.array(appRevisionInputSchema).max(20, 'must have at most 20 entries').optional(),
   urls: z.array(urlSchema).max(10, 'must have at most 10 entries').default([]),
   extensions: z.record(z.string(), z.unknown()).optional(),
 });
 export type ApplicationSpecInput = z.infer<typeof applicationSpecInputSchema>;
 
-export const applicationSpecSchema = applicationSpecInputSchema
-  .omit({ revisions: true })
-  .extend({ revisions: z.array(appRevisionSchema) });
+export const applicationSpecSchema = applicationSpecInputSchema.omit({ revisions: true }).extend({
+  envs: envsSchema,
+  memory: z.number().int(),
+  port: z.number().int(),
+  revisions: z.array(appRevisionSchema),
+});
 export type ApplicationSpec = z.infer<typeof applicationSpecSchema>;
 
 export const applicationInputSchema = envelopeInputSchema(applicationSpecInputSchema).meta({

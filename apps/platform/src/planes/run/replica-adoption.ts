@@ -38,14 +38,14 @@ export async function adoptReplicas(d: AdoptionDeps): Promise<void> {
     set.replicas.push({
       engineId: info.id,
       recordId: l.record,
-      kind: l.runKind === 'function' ? 'function' : 'agent',
+      kind: l.runKind === 'function' || l.runKind === 'application' ? l.runKind : 'agent',
       workspace: l.workspace ?? '',
       name: l.runName ?? '',
       revision: l.revision,
       slot,
       attempt,
       ip: info.ip,
-      port: REPLICA_PORT,
+      port: Number(l.port) || REPLICA_PORT, // containers from before the label: 8080
       phase: 'starting',
       credentialId: replicaCredentialId(l.record, slot),
       readyAtMs: undefined,

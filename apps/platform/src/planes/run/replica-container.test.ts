@@ -18,6 +18,8 @@ const record: RunRecord = {
   public: false,
   image: 'functions/tools:b1',
   memoryMB: 512,
+  port: 8080,
+  hosts: [],
   revision: 'a1b2c3d4e5f6',
   lastMessage: undefined,
 };

@@ -12,7 +12,10 @@ import { createHash } from 'node:crypto';
 import type { HostFile, SandboxSpec } from '@tarmac/engine';
 import type { RunKind, RunRecord } from './run-ports.js';
 
-/** The port every replica listens on (reference §5.1 leaves the value to the platform). */
+/**
+ * The port agent and function replicas listen on (reference §5.1 leaves the value to the
+ * platform); an application's is its `spec.port` (RunRecord.port).
+ */
 export const REPLICA_PORT = 8080;
 /** IPv4 on the bridge: the gateway reaches replicas over it (`::` would do too, v4 is plainer). */
 export const REPLICA_HOST = '0.0.0.0';
@@ -45,14 +48,18 @@ export interface ReplicaContainerInput {
   defaults: { env: Record<string, string>; files: HostFile[] };
 }
 
-const TYPE_NAMES: Record<RunKind, string> = { agent: 'agent', function: 'function' };
+const TYPE_NAMES: Record<RunKind, string> = {
+  agent: 'agent',
+  function: 'function',
+  application: 'application',
+};
 
 export function replicaContainerSpec(r: ReplicaContainerInput): SandboxSpec {
   const { record } = r;
   const env: Record<string, string> = { ...r.defaults.env, ...r.env };
   Object.assign(env, {
-    PORT: String(REPLICA_PORT),
-    BL_SERVER_PORT: String(REPLICA_PORT),
+    PORT: String(record.port),
+    BL_SERVER_PORT: String(record.port),
     HOST: REPLICA_HOST,
     BL_SERVER_HOST: REPLICA_HOST,
     BL_WORKSPACE: record.workspace,
@@ -76,6 +83,8 @@ export function replicaContainerSpec(r: ReplicaContainerInput): SandboxSpec {
       runName: record.name,
       revision: record.revision,
       slot: String(r.slot),
+      // Where it listens: a restarted platform probes and forwards there (replica-adoption.ts).
+      port: String(record.port),
     },
     command: [],
   };

@@ -14,12 +14,7 @@ import type { Logger } from 'pino';
 import type { LogArchive } from '../../framework/log-archive.js';
 import { probeUntilReady } from './readiness.js';
 import type { Replica } from './replica-sets.js';
-import {
-  REPLICA_PORT,
-  replicaContainerSpec,
-  replicaCredentialId,
-  replicaEngineId,
-} from './replica-container.js';
+import { replicaContainerSpec, replicaCredentialId, replicaEngineId } from './replica-container.js';
 import type { ReplicaEngine, ReplicaSetup, RunCatalogue, RunRecord } from './run-ports.js';
 
 /** The tail of a container's output kept per attempt, and shown in a FAILED event. */
@@ -96,7 +91,7 @@ export class ReplicaLauncher {
       slot,
       attempt,
       ip: info.ip,
-      port: REPLICA_PORT,
+      port: record.port,
       phase: 'starting',
       credentialId,
       readyAtMs: undefined,

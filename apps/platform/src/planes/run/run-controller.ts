@@ -87,6 +87,11 @@ export class RunController {
     return this.records.get(recordKey(kind, workspace, name));
   }
 
+  /** Every record as of the last pass (a new map per pass: app-hosts.ts caches by identity). */
+  snapshot(): ReadonlyMap<string, RunRecord> {
+    return this.records;
+  }
+
   /** The replica a request goes to (ReplicaSets.serving: the previous revision fills in). */
   readyReplica(record: RunRecord): Replica | undefined {
     return this.sets.serving(record.id, record.revision);
@@ -291,5 +296,6 @@ async function drained(r: Replica, ms: number): Promise<void> {
   }
 }
 
-const label = (r: RunRecord) => (r.kind === 'agent' ? 'Agent' : 'Function');
+const LABELS = { agent: 'Agent', function: 'Function', application: 'Application' } as const;
+const label = (r: RunRecord) => LABELS[r.kind];
 const tail = (lines: string) => (lines ? `; last log lines:\n${lines}` : '; it printed nothing');

@@ -115,6 +115,8 @@ describe('run gateway', () => {
       public: false,
       image: 'agents/x:1',
       memoryMB: 256,
+      port: 8080,
+      hosts: [],
       revision: 'r1',
       lastMessage: undefined,
       ...over,

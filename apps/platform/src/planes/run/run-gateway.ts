@@ -36,13 +36,36 @@ export interface RunGatewayDeps {
   now?: () => number;
 }
 
-const LABELS = { agent: 'agent', function: 'function' } as const;
+const LABELS = { agent: 'agent', function: 'function', application: 'application' } as const;
+/**
+ * What an application's request loses on the way: hop-by-hop headers (RFC 9110 §7.6.1) and the
+ * platform's own credential headers. `Authorization` stays: an application is a public web app
+ * whose own auth may use it (as a preview's app does), the platform authenticates none of it.
+ */
+const APP_DROP: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'upgrade',
+  'trailer',
+  'x-service-authorization',
+  'x-blaxel-authorization',
+]);
+const target = (replica: Replica, addr: RunAddress) => ({
+  host: replica.ip,
+  port: replica.port,
+  path: addr.path,
+  ...(addr.kind === 'application' ? { drop: APP_DROP } : {}),
+});
 /** Statuses in which a replica is on its way: requests wait for it. */
 const COMING = new Set(['DEPLOYING', 'DEPLOYED', 'UPLOADING', 'BUILDING', 'BUILT']);
 
 export class RunGateway {
   constructor(private readonly d: RunGatewayDeps) {}
 
+  /** A path-style agent/function address (applications are matched by Host: app-hosts.ts). */
   match(req: IncomingMessage): RunAddress | undefined {
     return runAddress(req.url ?? '/');
   }
@@ -58,7 +81,7 @@ export class RunGateway {
     }
     replica.inflight++;
     try {
-      await this.d.forwarder.forward(req, res, { host: replica.ip, port: replica.port, path: addr.path });
+      await this.d.forwarder.forward(req, res, target(replica, addr));
     } finally {
       replica.inflight--;
       replica.lastUsedMs = (this.d.now ?? Date.now)();
@@ -76,8 +99,7 @@ export class RunGateway {
     }
     replica.inflight++; // an open WebSocket counts as in flight until it closes
     try {
-      const to = { host: replica.ip, port: replica.port, path: addr.path };
-      await this.d.forwarder.upgrade(req, socket, head, to);
+      await this.d.forwarder.upgrade(req, socket, head, target(replica, addr));
     } finally {
       replica.inflight--;
       replica.lastUsedMs = (this.d.now ?? Date.now)();
@@ -92,7 +114,8 @@ export class RunGateway {
   private async admit(req: IncomingMessage, addr: RunAddress, gone: AbortSignal): Promise<Replica> {
     await this.d.controller.ready; // just started: replicas are re-attached by the first pass
     const record = this.d.controller.record(addr.kind, addr.workspace, addr.name);
-    if (!record?.public) {
+    // Applications are always public (spec "Application"); an unknown one is a 404, not a 401.
+    if (addr.kind !== 'application' && !record?.public) {
       const token = bearer(req);
       if (!token)
         throw new RunError(401, 'Missing bearer token: send "Authorization: Bearer <API key or JWT>"');
@@ -162,9 +185,10 @@ function refuseAtOnce(record: RunRecord): void {
   }
   if (!COMING.has(record.status)) throw new RunError(503, `${describe(record)} is ${record.status}`, 1);
   if (!record.image && record.status !== 'UPLOADING' && record.status !== 'BUILDING') {
+    const how = record.kind === 'application' ? 'send spec.revisions[].image' : 'set spec.runtime.image';
     throw new RunError(
       503,
-      `${describe(record)} has no image yet: deploy its code (tarmac deploy) or set spec.runtime.image`,
+      `${describe(record)} has no image yet: deploy its code (tarmac deploy) or ${how}`,
     );
   }
 }

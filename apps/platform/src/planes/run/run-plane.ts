@@ -16,6 +16,7 @@ import { AccessCache } from '../../framework/access-cache.js';
 import type { ChangeFeed } from '../../framework/change-feed.js';
 import { StartWaiters } from '../../framework/held-requests.js';
 import { LogArchive } from '../../framework/log-archive.js';
+import { AppHosts } from './app-hosts.js';
 import { replicaLogs } from './replica-logs.js';
 import { RunController } from './run-controller.js';
 import { RunGateway } from './run-gateway.js';
@@ -35,16 +36,28 @@ export interface RunPlaneDeps {
   readyTimeoutMs: number;
   holdMs: number;
   maxHeld: number;
+  /** The platform's domain: applications' own hosts are `app-<name>-<ws>[.<region>].<domain>`. */
+  domain: string;
+  /** The platform's own hostnames, never routed to an application whatever a record claims. */
+  platformHostnames?: readonly string[];
+}
+
+/** A route the listener tries on every request (and upgrade) before the others. */
+export interface PlaneRoute {
+  matches(req: IncomingMessage): boolean;
+  listener: (req: IncomingMessage, res: ServerResponse) => void;
+  upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
+  /** Claimed by Host: tried before path-style routes (listener.ts), so every path is the app's. */
+  byHost?: boolean;
 }
 
 export interface RunPlane {
   controller: RunController;
   gateway: RunGateway;
-  route: {
-    matches(req: IncomingMessage): boolean;
-    listener: (req: IncomingMessage, res: ServerResponse) => void;
-    upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
-  };
+  /** `{run_url}/{ws}/{agents|functions}/{name}[/path]`. */
+  route: PlaneRoute;
+  /** Applications by Host (app-hosts.ts). */
+  hostRoute: PlaneRoute;
   register(app: Hono<ServerEnv>, deps: RouteDeps): void;
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -74,6 +87,7 @@ export function createRunPlane(d: RunPlaneDeps): RunPlane {
   // An API write (create, PUT, delete) reconciles at once instead of at the next tick.
   const unsubscribe = d.catalogue.kinds.map((kind) => d.changes.subscribe(kind, () => controller.kick()));
   const logDeps = { controller, engine: d.engine, logs };
+  const apps = new AppHosts(() => controller.snapshot(), d.domain, d.platformHostnames);
   return {
     controller,
     gateway,
@@ -85,6 +99,20 @@ export function createRunPlane(d: RunPlaneDeps): RunPlane {
       },
       upgrade: (req, socket, head) => {
         const addr = gateway.match(req);
+        if (!addr) return false;
+        void gateway.upgrade(req, socket, head, addr);
+        return true;
+      },
+    },
+    hostRoute: {
+      byHost: true,
+      matches: (req) => apps.match(req) !== undefined,
+      listener: (req, res) => {
+        const addr = apps.match(req);
+        if (addr) void gateway.handle(req, res, addr);
+      },
+      upgrade: (req, socket, head) => {
+        const addr = apps.match(req);
         if (!addr) return false;
         void gateway.upgrade(req, socket, head, addr);
         return true;

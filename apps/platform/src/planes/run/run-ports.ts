@@ -9,12 +9,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Engine, HostFile, SandboxInfo } from '@tarmac/engine';
 
-/** The kinds served here (stored kind) and their run-URL segment. */
-export type RunKind = 'agent' | 'function';
-export const RUN_SEGMENTS: Record<RunKind, string> = { agent: 'agents', function: 'functions' };
+/** The kinds served here (stored kind) and their run-URL segment (applications: their own host). */
+export type RunKind = 'agent' | 'function' | 'application';
+export const RUN_SEGMENTS: Record<RunKind, string> = {
+  agent: 'agents',
+  function: 'functions',
+  application: 'applications',
+};
 
 /**
- * An agent or function as the run plane sees it. `revision` is the newest of the record's
+ * An agent, function or application as the run plane sees it. `revision` is the newest of the record's
  * `system.revisions` (the catalogue writes one on every create, update and good build): the
  * replica set a request goes to belongs to one revision (ARCHITECTURE.md "Seams").
  */
@@ -29,13 +33,17 @@ export interface RunRecord {
   /** `spec.runtime.image` (a prebuilt or built ref, resolved per workspace), when set. */
   image: string | undefined;
   memoryMB: number;
+  /** Where the workload listens (PORT): 8080, or an application's `spec.port`. */
+  port: number;
+  /** Hosts an application's `spec.urls[]` claim (app-hosts.ts routes them); none otherwise. */
+  hosts: readonly string[];
   revision: string;
   /** The newest event's message (FAILED reasons reach held requests). */
   lastMessage: string | undefined;
 }
 
 export interface RunCatalogue {
-  /** Every agent and function that is not terminated (envs stay sealed). */
+  /** Every agent, function and application that is not terminated (envs stay sealed). */
   list(): Promise<RunRecord[]>;
   /**
    * The env a replica of this record gets, secrets opened: `runtime.envs`, then (functions) each
@@ -66,6 +74,8 @@ export interface ForwardTarget {
   host: string;
   port: number;
   path: string;
+  /** Request headers not forwarded (default: hop-by-hop and the platform's credentials). */
+  drop?: ReadonlySet<string>;
 }
 
 /** Streams a request to a replica and its answer back (the sandbox gateway's proxy). */

@@ -11,11 +11,17 @@ import type { IntegrationConnectionSpec } from '@tarmac/contract';
 import type { ResourceRow, Store } from '@tarmac/store';
 import { ResourceCollection, type CollectionDeps } from '../../../framework/collection.js';
 import { newEvent } from '../../../framework/events.js';
-import { AGENT_KIND, CONNECTION_KIND, FUNCTION_KIND } from '../../../framework/kinds.js';
+import { AGENT_KIND, APPLICATION_KIND, CONNECTION_KIND, FUNCTION_KIND } from '../../../framework/kinds.js';
 import { viewMap, type SecretBox, type SecretEnv } from '../../../framework/secrets.js';
+import {
+  applicationEnv,
+  applicationRevisionOf,
+  applicationRunView,
+  type StoredApplication,
+} from '../applications/app-run-records.js';
 import { secretContext, viewSpec, type SecretBearingSpec } from './workload-secrets.js';
 
-type Kind = 'agent' | 'function';
+type Kind = 'agent' | 'function' | 'application';
 interface StoredSpec extends SecretBearingSpec {
   enabled?: boolean;
   public?: boolean;
@@ -33,11 +39,15 @@ export interface RunRecordView {
   public: boolean;
   image: string | undefined;
   memoryMB: number;
+  /** The port the workload listens on (PORT): 8080, or an application's `port`. */
+  port: number;
+  /** Hosts an application's `spec.urls[]` claim (none for agents and functions). */
+  hosts: string[];
   revision: string;
   lastMessage: string | undefined;
 }
 
-const LABELS: Record<Kind, string> = { agent: 'Agent', function: 'Function' };
+const LABELS: Record<Kind, string> = { agent: 'Agent', function: 'Function', application: 'Application' };
 
 /** The newest revision id the catalogue wrote (workload.service.ts, build-records.ts). */
 export function revisionOf(row: ResourceRow<unknown>): string {
@@ -57,11 +67,13 @@ export function runRecords(deps: CollectionDeps & { secrets: SecretBox }) {
     public: row.spec.public === true,
     image: row.spec.runtime?.image || undefined,
     memoryMB: row.spec.runtime?.memory ?? 2048,
+    port: 8080,
+    hosts: [],
     revision: revisionOf(row),
     lastMessage: row.events.at(-1)?.message,
   });
   return {
-    kinds: [AGENT_KIND, FUNCTION_KIND] as const,
+    kinds: [AGENT_KIND, FUNCTION_KIND, APPLICATION_KIND] as const,
     async list(): Promise<RunRecordView[]> {
       const out: RunRecordView[] = [];
       for (const kind of [AGENT_KIND, FUNCTION_KIND] as const) {
@@ -69,9 +81,17 @@ export function runRecords(deps: CollectionDeps & { secrets: SecretBox }) {
           if (!row.terminatedAt && row.status !== 'DELETING') out.push(view(row, kind));
         }
       }
+      for (const row of await store.resources.listByKind<StoredApplication>(APPLICATION_KIND)) {
+        if (!row.terminatedAt && row.status !== 'DELETING')
+          out.push(applicationRunView(row, deps.hosts.domain));
+      }
       return out;
     },
     async envOf(r: RunRecordView): Promise<Record<string, string>> {
+      if (r.kind === APPLICATION_KIND) {
+        const row = await store.resources.get<StoredApplication>(r.workspace, r.kind, r.name);
+        return row ? applicationEnv(deps.secrets, row) : {};
+      }
       const row = await store.resources.get<StoredSpec>(r.workspace, r.kind, r.name);
       if (!row) return {};
       const env: Record<string, string> = {};
@@ -92,11 +112,12 @@ export function runRecords(deps: CollectionDeps & { secrets: SecretBox }) {
       return env;
     },
     async setStatus(r: RunRecordView, status: string, message: string): Promise<boolean> {
-      const rows = new ResourceCollection<StoredSpec>(deps, r.kind, LABELS[r.kind]);
+      const rows = new ResourceCollection<StoredSpec & StoredApplication>(deps, r.kind, LABELS[r.kind]);
+      const revisionNow = r.kind === APPLICATION_KIND ? applicationRevisionOf : revisionOf;
       let wrote = false;
       try {
         await rows.mutate(r.workspace, r.name, 'run-plane', async (row) => {
-          if (row.id !== r.id || revisionOf(row) !== r.revision || row.status === status) return undefined;
+          if (row.id !== r.id || revisionNow(row) !== r.revision || row.status === status) return undefined;
           if ((row.spec.enabled !== false) !== r.enabled) return undefined; // changed meanwhile
           wrote = true;
           return { patch: { status }, event: newEvent(row, 'deployment', status, message, deps.now()) };

@@ -314,6 +314,8 @@ describe.each(testDatabases(process.env))('workload resources on $name', (db) =>
       method: 'POST',
       body: { metadata: { name: 'x' }, spec: {} },
     });
-    expect(missingImage.body.details?.[0]).toEqual({ field: 'body.spec.image', message: 'is required' });
+    // Spec-shaped: the image travels in spec.revisions[] (spec "Application"), so that is the field.
+    expect(missingImage.body.details?.[0]?.field).toBe('body.spec.revisions');
+    expect(missingImage.body.details?.[0]?.message).toMatch(/needs an entry with an image.*spec\.image/);
   });
 });

@@ -21,6 +21,12 @@ export interface RawRoute {
   listener: RequestListener;
   /** Takes a WebSocket (upgrade) request it matches; false leaves it to the next (the run gateway). */
   upgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
+  /**
+   * Matched by Host (an application's own or custom host, planes/run/app-hosts.ts): tried before
+   * the sandbox gateway and the app, so a path like `/v0/…` or `/{ws}/sandboxes/…` on that host
+   * is the application's.
+   */
+  byHost?: boolean;
 }
 
 /** Connection caps and HTTP timeouts of the listener (issue 19 item 7; connection-guard.ts). */
@@ -44,6 +50,8 @@ export function withSandboxGateway(
       (req: IncomingMessage, res: ServerResponse) => {
         bounds.onRequest?.(req, res);
         const rest = () => {
+          const claimed = raw().find((r) => r.byHost && r.matches(req));
+          if (claimed) return void claimed.listener(req, res);
           const g = gateway();
           const target = g?.match(req);
           if (g && target) return void g.handle(req, res, target);
@@ -64,6 +72,7 @@ export function withSandboxGateway(
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       bounds.onUpgrade?.(req, socket);
       const rest = () => {
+        if (raw().some((r) => r.byHost && r.upgrade?.(req, socket, head))) return;
         const g = gateway();
         const target = g?.match(req);
         if (g && target) return void g.upgrade(req, socket, head, target);
