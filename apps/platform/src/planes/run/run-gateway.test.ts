@@ -16,6 +16,7 @@ import { bootstrap } from '../identity/bootstrap.js';
 import { BearerAuthenticator, MembershipWorkspaceResolver } from '../identity/auth/authenticator.js';
 import { JwtService, generateSigningJwk, signingKeyFromJwk } from '../identity/auth/jwt.js';
 import { SandboxProxy } from '../sandbox/gateway/proxy.js';
+import { AppHosts } from './app-hosts.js';
 import { ReplicaSets, type Replica } from './replica-sets.js';
 import { RunGateway } from './run-gateway.js';
 import type { RunRecord } from './run-ports.js';
@@ -77,13 +78,15 @@ describe('run gateway', () => {
       holdMs: 1500,
       logger: pino({ level: 'silent' }),
     });
+    // Applications by Host, as run-plane.ts mounts them (a fresh map: the table rebuilds each call).
+    const apps = new AppHosts(() => new Map(records), 'localhost', ['platform.test']);
     platform = createServer((req: IncomingMessage, res: ServerResponse) => {
-      const addr = gateway.match(req);
+      const addr = apps.match(req) ?? gateway.match(req);
       if (addr) void gateway.handle(req, res, addr);
       else res.writeHead(418).end();
     });
     platform.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-      const addr = gateway.match(req);
+      const addr = apps.match(req) ?? gateway.match(req);
       if (addr) void gateway.upgrade(req, socket, head, addr);
       else socket.destroy();
     });
@@ -175,6 +178,55 @@ describe('run gateway', () => {
     const other = await fetch(`${base}/elsewhere/agents/bot`, { headers: auth() });
     expect(other.status).toBe(404);
     expect((await fetch(`${base}/${ws}/agents/missing`, { headers: auth() })).status).toBe(404);
+  });
+
+  it('applications: served by Host (own host and urls[]), public, their Authorization theirs; unknown 404', async () => {
+    const app = { ...record('site'), id: 'id-app-site', kind: 'application' as const, public: true };
+    app.hosts = ['shop.example.com'];
+    records.delete(`agent/${ws}/site`);
+    records.set(`application/${ws}/site`, app);
+    replicaOf(app);
+    const get = (host: string, path = '/any/path?q=1', headers: Record<string, string> = {}) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const port = Number(new URL(base).port);
+        const socket = connect(port, '127.0.0.1', () =>
+          socket.write(
+            `GET ${path} HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n` +
+              Object.entries(headers)
+                .map(([k, v]) => `${k}: ${v}\r\n`)
+                .join('') +
+              '\r\n',
+          ),
+        );
+        let raw = '';
+        socket.on('data', (c) => (raw += c));
+        socket.on('end', () =>
+          resolve({ status: Number(raw.split(' ')[1]), body: raw.split('\r\n\r\n')[1] ?? '' }),
+        );
+        socket.on('error', reject);
+      });
+    const own = await get(`app-site-${ws}.local.localhost:8080`, '/v0/agents', {
+      authorization: 'Basic dTpw',
+    });
+    expect(own.status).toBe(200);
+    expect(own.body).toContain('"url":"/v0/agents"'); // every path is the application's
+    expect(seen.at(-1)!.headers.authorization).toBe('Basic dTpw');
+    expect((await get('SHOP.example.com.')).status).toBe(200);
+    expect(seen.at(-1)!.headers.host).toBe('SHOP.example.com.');
+    const unknown = await get(`app-ghost-${ws}.localhost`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toContain(`application ghost not found in workspace ${ws}`);
+    // A host nobody claims, or one the platform owns, is not application traffic at all.
+    expect((await get('nobody.example.com', '/x')).status).toBe(418);
+    app.hosts = ['platform.test'];
+    expect((await get('platform.test', '/x')).status).toBe(418);
+    const off = await get(`app-site-${ws}.localhost`, '/', {});
+    expect(off.status).toBe(200);
+    app.enabled = false;
+    app.status = 'DEACTIVATED';
+    const refused = await get(`app-site-${ws}.localhost`);
+    expect(refused.status).toBe(503);
+    expect(refused.body).toContain('application site is DEACTIVATED (spec.enabled is false)');
   });
 
   it('public: true needs no token', async () => {
