@@ -176,6 +176,9 @@ describe.skipIf(skip !== null)(`run plane: applications${skip ? ` (skipped: ${sk
       setTimeout(() => (s.destroy(), reject(new Error(`no frame: ${raw}`))), 10_000);
     });
     expect(frame).toMatch(/^HTTP\/1.1 101/);
+    // Its stdout is its log, as for agents (GET …/replicas/logs, `tarmac logs application web`).
+    const logs = await json<{ text: string }>(await api('/v0/applications/web/replicas/logs'));
+    expect(logs.text).toContain('listening on 0.0.0.0:3000');
   }, 60_000);
 
   it('the spec’s body shape (image in revisions[]) deploys; a custom domain serves it by Host', async () => {

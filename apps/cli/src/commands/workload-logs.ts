@@ -13,10 +13,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const KINDS = [
   ['agent', 'agents'],
   ['function', 'functions'],
+  ['application', 'applications'],
 ] as const;
+const ARTICLES = { agent: 'an agent', function: 'a function', application: 'an application' } as const;
 
 /**
- * `tarmac logs agent NAME [-f]` and `tarmac logs function NAME [-f]` (issue 16): the output of
+ * `tarmac logs agent|function|application NAME [-f]` (issue 16): the output of
  * the workload's replicas (`GET /v0/{kind}/{name}/replicas/logs`) — what replicas that ended left,
  * then the current one's; `-f` keeps polling, and starts a new replica's output from its beginning
  * when the replica changes (a restart after a crash, a new revision).
@@ -28,9 +30,7 @@ export const registerWorkloadLogs: Register = (program, ctx, state) => {
   for (const [kind, plural] of KINDS) {
     logs
       .command(`${kind} <name>`)
-      .description(
-        `The output (stdout and stderr) of ${kind === 'agent' ? 'an agent' : 'a function'}'s replicas`,
-      )
+      .description(`The output (stdout and stderr) of ${ARTICLES[kind]}'s replicas`)
       .option('-f, --follow', 'keep printing new output until interrupted')
       .action(
         action(

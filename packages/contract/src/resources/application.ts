@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { envelopeInputSchema, envelopeSchema } from './envelope.js';
-import { crudRoutes, revisionsRoute } from './crud-routes.js';
+import { crudRoutes, replicaLogsRoute, revisionsRoute } from './crud-routes.js';
 import { envsSchema, memoryMbSchema, revisionConfigurationSchema } from './workload-common.js';
 
 /**
@@ -122,4 +122,5 @@ export const applicationRoutes = {
     upload: true,
   }),
   revisions: revisionsRoute({ ...base, response: appRevisionSchema }),
+  replicaLogs: replicaLogsRoute(base),
 };

@@ -1,5 +1,5 @@
 /**
- * `GET /v0/{agents|functions}/{name}/replicas/logs` (issue 16: "stdout/stderr are the workload's
+ * `GET /v0/{agents|functions|applications}/{name}/replicas/logs` (issue 16: "stdout/stderr are the workload's
  * logs, readable with `tarmac logs {kind} {name} [-f]` and a logs route"): the output replicas
  * that ended left in the archive (framework/log-archive.ts, the jobs plane's task logs too), then
  * the current replica's own log from the engine, from byte `offset`.
@@ -12,6 +12,7 @@ import type { RunController } from './run-controller.js';
 import type { ReplicaEngine, RunKind } from './run-ports.js';
 
 const PAGE_BYTES = 1024 * 1024;
+const LABELS = { agent: 'Agent', function: 'Function', application: 'Application' } as const;
 
 export interface ReplicaLogsDeps {
   controller: Pick<RunController, 'record' | 'readyReplica' | 'sets'>;
@@ -28,7 +29,7 @@ export async function replicaLogs(
   followed: string | undefined,
 ): Promise<ReplicaLogs> {
   const record = d.controller.record(kind, workspace, name);
-  if (!record) throw notFound(`${kind === 'agent' ? 'Agent' : 'Function'} "${name}"`);
+  if (!record) throw notFound(`${LABELS[kind]} "${name}"`);
   const archived = offset === 0 && !followed ? clean(d.logs.read(record.id, 0)) : '';
   const current =
     d.controller.readyReplica(record) ?? d.controller.sets.setsOf(record.id).flatMap((s) => s.replicas)[0];

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { agentRoutes, functionRoutes } from '@tarmac/contract';
+import { agentRoutes, applicationRoutes, functionRoutes } from '@tarmac/contract';
 import { mountRoute, workspaceOf, type RouteDeps, type ServerEnv } from '@tarmac/server-kit';
 import type { Authenticator, WorkspaceResolver } from '@tarmac/server-kit';
 import type { Hono } from 'hono';
@@ -128,6 +128,16 @@ export function createRunPlane(d: RunPlaneDeps): RunPlane {
           'function',
           workspaceOf(ctx).name,
           params.functionName,
+          query.offset,
+          query.replica,
+        ),
+      );
+      mountRoute(app, deps, applicationRoutes.replicaLogs, async ({ ctx, params, query }) =>
+        replicaLogs(
+          logDeps,
+          'application',
+          workspaceOf(ctx).name,
+          params.applicationName,
           query.offset,
           query.replica,
         ),
