@@ -8,7 +8,7 @@
 //  - deleting the resource mid-build ends the RUN step's container too (it outlives buildah);
 //  - an upload URL that expires unused leaves its record FAILED, not UPLOADING;
 //  - an application deploys from code (`tarmac deploy --type application`): BUILT, with the image
-//    at `spec.image`, a new active revision, and the tag under /v0/images.
+//    at `spec.image`, a new active revision, and the tag under /v0/images; then DEPLOYED on its port.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zipOf } from '../../../apps/platform/src/planes/builds/test-archives.js';
 import { removeHome, startPlatform, tempHome, type RunningPlatform } from '../support/platform.js';
 import { cliEnv, runCli } from '../cli/cli-runner.js';
-import { IMAGE_CACHE, missingBuildCapability } from '../sandboxes/support.js';
+import { IMAGE_CACHE, missingBuildCapability, waitFor } from '../sandboxes/support.js';
 import { buildStatus } from './build-status.js';
 import { removeRunWorkloads } from '../support/run-workloads.js';
 
@@ -233,7 +233,10 @@ describe.skipIf(skip !== null)(`build lifecycle${skip ? ` (skipped: ${skip})` : 
       try {
         writeFileSync(
           join(dir, 'Dockerfile'),
-          'FROM tarmac/base:latest\nRUN echo web > /web\nCMD ["cat", "/web"]\n',
+          // A server on PORT: the run plane deploys it next (issue 16), and a replica that exits at once
+          // would crash-loop while the test removes it.
+          'FROM tarmac/base:latest\nRUN echo web > /web\n' +
+            'CMD ["node", "-e", "require(\'http\').createServer((q, s) => s.end(\'web\')).listen(process.env.PORT)"]\n',
         );
         writeFileSync(
           join(dir, 'tarmac.toml'),
@@ -270,6 +273,16 @@ describe.skipIf(skip !== null)(`build lifecycle${skip ? ` (skipped: ${skip})` : 
           (i) => i.metadata.resourceType === 'applications' && i.metadata.name === 'web-app',
         );
         expect(row?.spec.tags.map((t) => t.name)).toContain(app.spec.image!.split(':')[1]);
+        // Then it runs: DEPLOYED once its replica answers on spec.port (no launch left in flight).
+        const deployed = await waitFor(
+          'web-app DEPLOYED',
+          async () => {
+            const r = (await (await p!.api('/v0/applications/web-app')).json()) as typeof app;
+            return r.status === 'DEPLOYED' ? r : undefined;
+          },
+          120_000,
+        );
+        expect(deployed.events.at(-1)).toMatchObject({ status: 'DEPLOYED' });
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
