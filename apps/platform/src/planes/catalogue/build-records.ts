@@ -202,7 +202,8 @@ export class CatalogueBuildRecords {
           },
           status: 'BUILT',
         },
-        event: newEvent(row, 'build', 'BUILT', `Built image ${ref}; waiting for a runtime to deploy it`, now),
+        // The run plane deploys applications too (issue 16): the new active revision's replica.
+        event: newEvent(row, 'build', 'BUILT', builtMessage('application', ref, revision.id), now),
       };
     });
   }
