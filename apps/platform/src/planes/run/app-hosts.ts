@@ -49,7 +49,8 @@ export class AppHosts {
   /** The application address of the request, or undefined when its Host is no application's. */
   match(req: IncomingMessage): RunAddress | undefined {
     const hostname = hostnameOf(req.headers.host);
-    if (!hostname) return undefined;
+    // An IP literal is the platform's own address, whatever an (old) record claims.
+    if (!hostname || /\.\d+$|^\d+$/.test(hostname)) return undefined;
     const app = this.table().get(hostname) ?? ownHostAddress(hostname, this.domain);
     if (!app) return undefined;
     const url = req.url ?? '/';

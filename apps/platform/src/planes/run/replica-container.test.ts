@@ -51,6 +51,26 @@ describe('replica container', () => {
     expect(spec.labels).toMatchObject({ record: record.id, revision: record.revision, runKind: 'function' });
   });
 
+  it('an application listens on its spec.port: PORT is that, and the label a restart re-reads', () => {
+    const app: RunRecord = {
+      ...record,
+      kind: 'application',
+      name: 'web',
+      port: 3000,
+      hosts: ['a.example.com'],
+    };
+    const spec = replicaContainerSpec({
+      engineId: 'rp-y',
+      record: app,
+      image: 'ws-1/applications/web:b1',
+      slot: 0,
+      env: { PORT: '8080' },
+      defaults: { env: {}, files: [] },
+    });
+    expect(spec.env).toMatchObject({ PORT: '3000', BL_SERVER_PORT: '3000', BL_TYPE: 'application' });
+    expect(spec.labels).toMatchObject({ runKind: 'application', port: '3000' });
+  });
+
   it('engine ids are valid, stable and distinct per revision, slot and attempt', () => {
     const id = replicaEngineId(record.id, record.revision, 0, 1);
     expect(id).toMatch(/^rp-[0-9a-f]{12}-[a-z0-9]{1,12}-0-1$/);

@@ -218,8 +218,9 @@ describe('run gateway', () => {
     expect(unknown.body).toContain(`application ghost not found in workspace ${ws}`);
     // A host nobody claims, or one the platform owns, is not application traffic at all.
     expect((await get('nobody.example.com', '/x')).status).toBe(418);
-    app.hosts = ['platform.test'];
+    app.hosts = ['platform.test', '10.0.0.5'];
     expect((await get('platform.test', '/x')).status).toBe(418);
+    expect((await get('10.0.0.5:8080', '/x')).status).toBe(418); // an IP is the platform's
     const off = await get(`app-site-${ws}.localhost`, '/', {});
     expect(off.status).toBe(200);
     app.enabled = false;

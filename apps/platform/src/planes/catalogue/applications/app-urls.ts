@@ -3,7 +3,8 @@
  * README "Applications"): `{subdomain}.{domain}`, `{domain}`, or `{subdomain}.{platform domain}`.
  * The run gateway routes a request by its Host to the application claiming it, so a claim is
  * checked before it is stored:
- *  - never a host the platform itself answers on (its API/run hostnames, the bare domain), nor one
+ *  - never a host the platform itself answers on (its API/run hostnames, the bare domain, IP
+ *    literals; an operator listening on 0.0.0.0 names its own host with TARMAC_PUBLIC_URL), nor one
  *    shaped like another kind's address (`sbx-…`/`app-…`/… labels, previews' `preview.` labels):
  *    400 naming the field;
  *  - one host, one application: a host another application claims — in any workspace — is 409
@@ -54,6 +55,10 @@ export function checkUrls(
       throw invalidField(field(i, u), `${host} is the platform's own host`);
     }
     const labels = host.split('.');
+    // An IP literal is how clients reach the platform itself when it has no name (no TLD is numeric).
+    if (/^\d+$/.test(labels.at(-1)!)) {
+      throw invalidField(field(i, u), `${host} is an IP address, not a domain`);
+    }
     if (labels.includes('preview')) {
       throw invalidField(field(i, u), `${host} has a "preview" label: preview hosts belong to previews`);
     }

@@ -116,6 +116,8 @@ describe('applications: spec-shaped bodies and urls[] claims (issue 16)', () => 
       [{ domain: 'tarmac.test' }, 'body.spec.urls.0.domain'], // the API's own host in these tests
       [{}, 'body.spec.urls.0'],
       [{ domain: 'not a host' }, 'body.spec.urls.0.domain'],
+      [{ domain: '127.0.0.1' }, 'body.spec.urls.0.domain'], // API traffic by IP must stay the API's
+      [{ subdomain: '10', domain: '0.0.5' }, 'body.spec.urls.0.domain'],
     ] as const) {
       const res = await put('odd', { image: 'x/y:1', urls: [url] });
       expect(res.status, JSON.stringify(url)).toBe(400);
