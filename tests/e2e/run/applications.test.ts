@@ -5,7 +5,8 @@
 // its own, SSE and WebSocket through; a second application made from the spec's body shape (the
 // image in `revisions[]`) is served on a custom domain by Host; another workspace cannot claim that
 // domain (409 naming the field); a Host naming an unknown application is 404; `enabled: false` →
-// DEACTIVATING → DEACTIVATED and 503; delete removes the replica.
+// DEACTIVATING → DEACTIVATED and 503; delete removes the replica; a platform restart re-attaches the
+// replica on its non-default port (same process).
 import { readdirSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
@@ -74,14 +75,18 @@ describe.skipIf(skip !== null)(`run plane: applications${skip ? ` (skipped: ${sk
     });
   const ownHost = (name: string) => `app-${name}-${ws}.local.localhost:${p.port}`;
 
-  beforeAll(async () => {
-    p = await startSandboxPlatform({
+  const start = (h?: string) =>
+    startSandboxPlatform({
+      ...(h ? { home: h } : {}),
       env: {
         TARMAC_BRIDGE: 'tarmacap0',
         TARMAC_SUBNET: '10.120.0.0/16',
         TARMAC_RUN_READY_TIMEOUT_SECONDS: '20',
       },
     });
+
+  beforeAll(async () => {
+    p = await start();
     home = p.home;
     ws = p.credentials.workspace;
     workspaceId = (await json<{ id?: string }>(await api(`/v0/workspaces/${ws}`))).id ?? '';
@@ -227,6 +232,19 @@ describe.skipIf(skip !== null)(`run plane: applications${skip ? ` (skipped: ${sk
       200,
     );
   }, 60_000);
+
+  it('a platform restart re-attaches the replica on its port (3000): same process, no new container', async () => {
+    const before = JSON.parse((await byHost(ownHost('web'))).text) as Echo;
+    const containers = engineIds(home);
+    for (const id of containers) ids.add(id);
+    expect(await p.stop()).toBe(0);
+    p = await start(home);
+    const after = await byHost(ownHost('web'));
+    expect(after.status, after.text).toBe(200);
+    expect((JSON.parse(after.text) as Echo).boot).toBe(before.boot);
+    expect(JSON.parse((await byHost(DOMAIN)).text)).toMatchObject({ env: { BL_NAME: 'shop' } });
+    expect(engineIds(home).sort()).toEqual(containers.sort());
+  }, 180_000);
 
   it('enabled: false → DEACTIVATING → DEACTIVATED, 503 naming the state; delete removes the replica', async () => {
     const current = await json<{ metadata: object; spec: Record<string, unknown> }>(
