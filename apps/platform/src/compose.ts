@@ -189,6 +189,8 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     readyTimeoutMs: config.run.readyTimeoutMs,
     holdMs: config.run.holdMs,
     maxHeld: 1000,
+    async: config.run.async,
+    selfPort: r.boundPort,
   });
   await egress.start({
     ensureBridge: () => sandboxPlane.ensureBridge(),
@@ -361,7 +363,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
   });
 
   // Metering (planes/metering/ARCHITECTURE.md): the meter listens to the same change feed.
-  const meter = createMeter(store, logger);
+  const meter = createMeter(store, logger, Date.now, run.usage);
   meter.start(config.metering.intervalMs, shared.changeFeed);
 
   return {
