@@ -127,6 +127,8 @@ export class CallbackSender {
           method: 'POST',
           headers,
           signal,
+          // A fresh connection per attempt: a pooled one would skip this attempt's guarded lookup.
+          agent: false,
           timeout: ATTEMPT_TIMEOUT_MS,
           lookup: guardedLookup(blocks, this.resolve) as never,
         },
