@@ -108,23 +108,20 @@ export class AsyncRuns {
       try {
         await this.d.sender.check(trigger.callbackUrl);
       } catch (err) {
-        const why = err instanceof Error ? err.message : String(err);
-        this.d.logger.warn({ record: record.name, trigger: trigger.id, why }, 'async callback refused');
-        throw new RunError(
-          403,
-          err instanceof CallbackRefused ? why : `the trigger's callbackUrl does not resolve (${why})`,
-        );
+        // A name that does not resolve now may later: the delivery's retries decide. A refused
+        // destination never becomes allowed: the caller learns it at once.
+        const log = { record: record.name, trigger: trigger.id, err };
+        if (!(err instanceof CallbackRefused)) this.d.logger.warn(log, 'async callback host unresolved now');
+        else {
+          this.d.logger.warn(log, 'async callback refused');
+          throw new RunError(403, err.message);
+        }
       }
     }
-    const lane = this.lane(addr.workspace);
-    if (lane.waiting.length >= this.d.limits.queue && lane.running >= this.d.limits.concurrency) {
-      throw new RunError(
-        429,
-        `workspace ${addr.workspace} has ${lane.running} async requests running and ${lane.waiting.length} waiting (the most); retry later`,
-        5,
-      );
-    }
+    this.refuseWhenFull(addr.workspace); // before reading the body: a full queue costs nothing
     const body = await readBody(req, this.d.limits.maxBodyBytes);
+    this.refuseWhenFull(addr.workspace); // others may have queued meanwhile
+    const lane = this.lane(addr.workspace);
     if (this.queuedBytes + body.length > MAX_QUEUED_BYTES) {
       throw new RunError(503, 'too many async request bodies wait on this platform; retry shortly', 5);
     }
@@ -157,6 +154,18 @@ export class AsyncRuns {
   async stop(): Promise<void> {
     this.stopping.abort();
     await Promise.allSettled([...this.inflight]);
+  }
+
+  private refuseWhenFull(workspace: string): Lane {
+    const lane = this.lanes.get(workspace) ?? { running: 0, waiting: [] };
+    if (lane.waiting.length >= this.d.limits.queue && lane.running >= this.d.limits.concurrency) {
+      throw new RunError(
+        429,
+        `workspace ${workspace} has ${lane.running} async requests running and ${lane.waiting.length} waiting (the most); retry later`,
+        5,
+      );
+    }
+    return lane;
   }
 
   private lane(workspace: string): Lane {
