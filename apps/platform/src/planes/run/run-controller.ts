@@ -16,7 +16,7 @@ import { adoptReplicas } from './replica-adoption.js';
 import { ReplicaLauncher, type LaunchOutcome } from './replica-launcher.js';
 import { backoffMs, ReplicaSets, STABLE_AFTER_MS, type Replica, type ReplicaSet } from './replica-sets.js';
 import type { ReplicaEngine, ReplicaSetup, RunCatalogue, RunKind, RunRecord } from './run-ports.js';
-import type { ReplicaUsage } from './usage/replica-usage.js';
+import type { ReplicaUsage, UsagePhase } from './usage/replica-usage.js';
 
 export interface RunControllerDeps {
   catalogue: RunCatalogue;
@@ -95,6 +95,14 @@ export class RunController {
   /** The replica a request goes to (ReplicaSets.serving: the previous revision fills in). */
   readyReplica(record: RunRecord): Replica | undefined {
     return this.sets.serving(record.id, record.revision);
+  }
+
+  /**
+   * The STANDBY seam of metering (ARCHITECTURE.md "Metering"): call when a replica is frozen
+   * (`standby`) or thawed (`running`), so its time is billed where a sandbox's STANDBY goes.
+   */
+  meterPhase(replica: Pick<Replica, 'engineId'>, phase: UsagePhase): void {
+    this.d.usage?.phase(replica.engineId, phase, this.now());
   }
 
   /** Egress identities of every replica (compose.ts adds them to the proxy's live list). */
