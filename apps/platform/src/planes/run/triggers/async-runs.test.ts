@@ -118,7 +118,8 @@ describe('async runs', () => {
         path: `/${u.search}`,
         trigger: nextTrigger(),
       };
-      runs.accept(req, res, addr, record(ws)).catch((err) => sendRunError(res, err));
+      const r = { ...record(ws), enabled: ws !== 'disabled' };
+      runs.accept(req, res, addr, r).catch((err) => sendRunError(res, err));
     });
     base = `http://127.0.0.1:${await listen(front)}`;
   });
@@ -161,6 +162,14 @@ describe('async runs', () => {
     expect((await post('/other')).status).toBe(202);
     const { id } = (await slow2.json()) as { id: string };
     expect(await until(id)).toMatchObject({ status_code: 200 });
+  });
+
+  it('a disabled agent refuses at once (503), nothing counted', async () => {
+    const before = counted.length;
+    const res = await post('/disabled');
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { error: string }).error).toMatch(/spec.enabled is false/);
+    expect(counted.length).toBe(before);
   });
 
   it('a request past the trigger timeout is delivered as a 504', async () => {

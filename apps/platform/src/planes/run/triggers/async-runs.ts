@@ -118,6 +118,10 @@ export class AsyncRuns {
         }
       }
     }
+    if (!record.enabled) {
+      // Nothing to run it on: refused at once, not counted (the sync path answers the same).
+      throw new RunError(503, `agent ${record.name} is ${record.status} (spec.enabled is false)`);
+    }
     this.refuseWhenFull(addr.workspace); // before reading the body: a full queue costs nothing
     const body = await readBody(req, this.d.limits.maxBodyBytes);
     this.refuseWhenFull(addr.workspace); // others may have queued meanwhile
