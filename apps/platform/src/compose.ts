@@ -186,10 +186,8 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     changes: shared.changeFeed,
     home: config.home,
     logger,
-    readyTimeoutMs: config.run.readyTimeoutMs,
-    holdMs: config.run.holdMs,
+    ...config.run, // readyTimeoutMs, holdMs, async (config/workloads.ts)
     maxHeld: 1000,
-    async: config.run.async,
     selfPort: r.boundPort,
   });
   await egress.start({
