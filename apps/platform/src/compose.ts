@@ -166,6 +166,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
   // sandbox gateway's byte-for-byte proxy in front of them.
   // Up to 64 idle connections per replica: a burst of concurrent requests reuses them.
   const replicaProxy = new SandboxProxy({ maxFreeSockets: 64, upstreamName: 'replica' });
+  const platformDomain = { ...DEFAULT_HOSTS, ...config.hosts }.domain;
   const run = createRunPlane({
     catalogue: runRecords({
       store,
@@ -186,15 +187,11 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     changes: shared.changeFeed,
     home: config.home,
     logger,
-    readyTimeoutMs: config.run.readyTimeoutMs,
-    holdMs: config.run.holdMs,
+    ...config.run, // readyTimeoutMs, holdMs, async (config/workloads.ts)
     maxHeld: 1000,
-    domain: { ...DEFAULT_HOSTS, ...config.hosts }.domain,
-    platformHostnames: platformHostnames(
-      config.publicUrl,
-      config.host,
-      { ...DEFAULT_HOSTS, ...config.hosts }.domain,
-    ),
+    domain: platformDomain,
+    platformHostnames: platformHostnames(config.publicUrl, config.host, platformDomain),
+    selfPort: r.boundPort,
   });
   await egress.start({
     ensureBridge: () => sandboxPlane.ensureBridge(),
@@ -321,11 +318,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       servedModelTypes: SERVED_PROVIDER_TYPES,
       modelCallRetentionDays: config.models.callRetentionDays,
       // Executions end, the meter charges them to their end, then they go with the job (issue 17).
-      beforeJobDelete: async (workspace, job) => {
-        await jobs.executions.cancelAll(workspace, job);
-        await meter.pass();
-        await jobs.executions.removeAll(workspace, job);
-      },
+      beforeJobDelete: (workspace, job) => jobs.executions.retire(workspace, job, () => meter.pass()),
       extraRoutes: (app, routeDeps) => {
         jobs.register(app, routeDeps);
         run.register(app, routeDeps);
@@ -367,7 +360,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
   });
 
   // Metering (planes/metering/ARCHITECTURE.md): the meter listens to the same change feed.
-  const meter = createMeter(store, logger);
+  const meter = createMeter(store, logger, Date.now, run.usage);
   meter.start(config.metering.intervalMs, shared.changeFeed);
 
   return {

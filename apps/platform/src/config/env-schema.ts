@@ -128,6 +128,17 @@ export const platformEnvSchema = z.object({
   // a request may be held while no replica is ready (60).
   TARMAC_RUN_READY_TIMEOUT_SECONDS: optional,
   TARMAC_RUN_HOLD_SECONDS: optional,
+  /** Async requests (http-async triggers, `?async=true`) running at once per workspace (4). */
+  TARMAC_RUN_ASYNC_CONCURRENCY: optional,
+  /** Async requests waiting per workspace beyond those running (100); more is a 429. */
+  TARMAC_RUN_ASYNC_QUEUE: optional,
+  /** Largest async request body, KiB (1024); larger is a 413. */
+  TARMAC_RUN_ASYNC_MAX_BODY_KB: optional,
+  /**
+   * Private destinations async-request callbacks may have, comma-separated CIDRs (like
+   * TARMAC_MODEL_UPSTREAM_ALLOW); by default a callbackUrl must resolve to public addresses only.
+   */
+  TARMAC_CALLBACK_ALLOW: optional,
 
   // Metering (planes/metering/ARCHITECTURE.md).
   /** JSON object of price overrides, dimension → USD per unit. */

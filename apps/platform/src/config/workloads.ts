@@ -1,5 +1,6 @@
 import type { PlatformEnv } from './env-schema.js';
-import { boundedWholeNumber } from './values.js';
+import { parseCidrList } from '../framework/destinations/destination-guard.js';
+import { asConfigError, boundedWholeNumber } from './values.js';
 
 /** The jobs plane's settings (planes/jobs/ARCHITECTURE.md). */
 export interface JobsConfig {
@@ -12,6 +13,12 @@ export interface JobsConfig {
 export interface RunConfig {
   readyTimeoutMs: number;
   holdMs: number;
+  async: {
+    concurrency: number;
+    queue: number;
+    maxBodyBytes: number;
+    callbackAllowCidrs: string[];
+  };
 }
 
 export function jobsConfig(e: PlatformEnv): JobsConfig {
@@ -43,5 +50,14 @@ export function runConfig(e: PlatformEnv): RunConfig {
       1000 *
       boundedWholeNumber(e.TARMAC_RUN_READY_TIMEOUT_SECONDS, 'TARMAC_RUN_READY_TIMEOUT_SECONDS', 60, 1),
     holdMs: 1000 * boundedWholeNumber(e.TARMAC_RUN_HOLD_SECONDS, 'TARMAC_RUN_HOLD_SECONDS', 60, 1),
+    async: {
+      concurrency: boundedWholeNumber(e.TARMAC_RUN_ASYNC_CONCURRENCY, 'TARMAC_RUN_ASYNC_CONCURRENCY', 4, 1),
+      queue: boundedWholeNumber(e.TARMAC_RUN_ASYNC_QUEUE, 'TARMAC_RUN_ASYNC_QUEUE', 100, 0),
+      maxBodyBytes:
+        1024 * boundedWholeNumber(e.TARMAC_RUN_ASYNC_MAX_BODY_KB, 'TARMAC_RUN_ASYNC_MAX_BODY_KB', 1024, 1),
+      callbackAllowCidrs: asConfigError(() =>
+        parseCidrList(e.TARMAC_CALLBACK_ALLOW, 'TARMAC_CALLBACK_ALLOW'),
+      ),
+    },
   };
 }

@@ -99,10 +99,7 @@ export async function createTestPlatform(options: TestPlatformOptions): Promise<
   const run = testRunPlane(options.store, secretKey, signingKey, logger);
   let deps: PlatformDeps = {
     secretKey,
-    beforeJobDelete: async (workspace, job) => {
-      await jobs.executions.cancelAll(workspace, job);
-      await jobs.executions.removeAll(workspace, job);
-    },
+    beforeJobDelete: (workspace, job) => jobs.executions.retire(workspace, job, async () => undefined),
     extraRoutes: (app, routeDeps) => {
       registerTestJobRoutes(jobs)(app, routeDeps);
       run.register(app, routeDeps);

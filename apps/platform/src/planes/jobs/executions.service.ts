@@ -195,6 +195,13 @@ export class ExecutionsService {
     }
   }
 
+  /** Deleting a job: `cancelAll`, then `charged` (a metering pass sees their ends), then `removeAll`. */
+  async retire(workspace: string, jobName: string, charged: () => Promise<unknown>): Promise<void> {
+    await this.cancelAll(workspace, jobName);
+    await charged();
+    await this.removeAll(workspace, jobName);
+  }
+
   /**
    * A deleted job's executions and their archived logs go with it, after `cancelAll` ended them
    * and a metering pass saw their ends: a job created again under the same name starts with no

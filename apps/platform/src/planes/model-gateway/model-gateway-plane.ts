@@ -11,6 +11,7 @@ import { AccessCache, ACCESS_CACHE_TTL_MS, ACCESS_REFRESH_WINDOW_MS } from '../.
 import type { ChangeFeed } from '../../framework/change-feed.js';
 import { DestinationGuard, type Lookup } from '../../framework/destinations/destination-guard.js';
 import { HostAddresses } from '../../framework/destinations/host-addresses.js';
+import { NON_PUBLIC_CIDRS } from '../../framework/destinations/public-destinations.js';
 import { PROVIDERS } from './adapters/providers.js';
 import { ModelGateway } from './model-gateway.js';
 import { ModelResolver, type ModelCatalogue } from './model-resolver.js';
@@ -18,23 +19,8 @@ import { TokenBudgets, type UsageHistory } from './token-budget.js';
 import { Upstream } from './upstream.js';
 import { UsageRecorder, type ModelCall, type UsageSink } from './usage-recorder.js';
 
-/**
- * Not public (issue 18: "public addresses only by default"), on top of the guard's always-blocked
- * loopback, link-local, multicast and unique-local ranges: RFC 1918, shared address space
- * (RFC 6598), benchmarking (RFC 2544), IETF protocol assignments and documentation ranges.
- */
-export const NON_PUBLIC_CIDRS = [
-  '10.0.0.0/8',
-  '172.16.0.0/12',
-  '192.168.0.0/16',
-  '100.64.0.0/10',
-  '198.18.0.0/15',
-  '192.0.0.0/24',
-  '192.0.2.0/24',
-  '198.51.100.0/24',
-  '203.0.113.0/24',
-  '2001:db8::/32',
-] as const;
+/** Not public (issue 18: "public addresses only by default"): framework/destinations. */
+export { NON_PUBLIC_CIDRS };
 
 /** The `runtime.type`s this gateway serves (the catalogue marks such model records DEPLOYED). */
 export const SERVED_PROVIDER_TYPES: ReadonlySet<string> = new Set(Object.keys(PROVIDERS));

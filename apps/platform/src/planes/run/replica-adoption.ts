@@ -18,7 +18,7 @@ export const ADOPT_PROBE_MS = 3000;
 export interface AdoptionDeps {
   engine: Pick<ReplicaEngine, 'list'>;
   sets: ReplicaSets;
-  launcher: Pick<ReplicaLauncher, 'probe' | 'remove'>;
+  launcher: Pick<ReplicaLauncher, 'probe' | 'remove'> & Partial<Pick<ReplicaLauncher, 'metered'>>;
   logger: Logger;
   now: () => number;
 }
@@ -33,14 +33,22 @@ export async function adoptReplicas(d: AdoptionDeps): Promise<void> {
       await d.launcher.remove(info.id, l.record, slot, attempt).catch(() => undefined);
       continue;
     }
+    const kind = l.runKind === 'function' || l.runKind === 'application' ? l.runKind : 'agent';
+    const [workspace, name] = [l.workspace ?? '', l.runName ?? ''];
+    // Metered again from now (the downtime is not known: planes/metering/ARCHITECTURE.md).
+    await d.launcher.metered?.(
+      { id: l.record, kind, workspace, name, memoryMB: info.memoryMB },
+      info.id,
+      info.image,
+    );
     const set = d.sets.set(l.record, l.revision);
     set.nextAttempt = Math.max(set.nextAttempt, attempt + 1);
     set.replicas.push({
       engineId: info.id,
       recordId: l.record,
-      kind: l.runKind === 'function' || l.runKind === 'application' ? l.runKind : 'agent',
-      workspace: l.workspace ?? '',
-      name: l.runName ?? '',
+      kind,
+      workspace,
+      name,
       revision: l.revision,
       slot,
       attempt,

@@ -16,6 +16,7 @@ import { probeUntilReady } from './readiness.js';
 import type { Replica } from './replica-sets.js';
 import { replicaContainerSpec, replicaCredentialId, replicaEngineId } from './replica-container.js';
 import type { ReplicaEngine, ReplicaSetup, RunCatalogue, RunRecord } from './run-ports.js';
+import type { ReplicaUsage } from './usage/replica-usage.js';
 
 /** The tail of a container's output kept per attempt, and shown in a FAILED event. */
 const LOG_TAIL_BYTES = 256 * 1024;
@@ -39,6 +40,8 @@ export interface LauncherDeps {
   logger: Logger;
   readyTimeoutMs: number;
   now: () => number;
+  /** Told when a container starts to exist and when it is removed (metering). */
+  usage?: ReplicaUsage;
 }
 
 export class ReplicaLauncher {
@@ -81,6 +84,7 @@ export class ReplicaLauncher {
     } finally {
       this.creating.delete(credentialId);
     }
+    await this.metered(record, engineId, image);
     const replica: Replica = {
       engineId,
       recordId: record.id,
@@ -99,6 +103,22 @@ export class ReplicaLauncher {
       lastUsedMs: this.d.now(),
     };
     return this.probe(replica, wanted);
+  }
+
+  /** From now on the container's memory and image are metered (usage/replica-usage.ts). */
+  async metered(
+    record: Pick<RunRecord, 'id' | 'kind' | 'workspace' | 'name' | 'memoryMB'>,
+    engineId: string,
+    image: string,
+  ): Promise<void> {
+    if (!this.d.usage) return;
+    const at = this.d.now();
+    const imageBytes = await this.d.engine.ensureImage?.(image).then(
+      (i) => i.sizeBytes,
+      () => undefined,
+    );
+    const { id: recordId, kind, workspace, name, memoryMB } = record;
+    this.d.usage.started({ engineId, recordId, kind, workspace, name, memoryMB, image, imageBytes }, at);
   }
 
   /** Waits for a (new or re-attached) replica's port to answer, while it is `wanted`. */
@@ -156,13 +176,15 @@ export class ReplicaLauncher {
   ): Promise<void> {
     try {
       const info = await this.inspect(engineId);
-      if (!info) return;
+      if (!info) return this.d.usage?.stopped(engineId, this.d.now());
       if (info.status !== 'STOPPED') await this.d.engine.stopSandbox(engineId, graceSeconds);
       const log = await this.d.engine.readLog(engineId, 0, LOG_TAIL_BYTES);
       this.d.logs.append(recordId, slot, attempt, log.text);
       await this.d.engine.deleteSandbox(engineId);
+      this.d.usage?.stopped(engineId, this.d.now());
     } catch (err) {
-      if (!(err instanceof SandboxNotFoundError)) {
+      if (err instanceof SandboxNotFoundError) this.d.usage?.stopped(engineId, this.d.now());
+      else {
         this.d.logger.warn({ err, container: engineId }, 'could not remove a replica container; retried');
         throw err;
       }

@@ -5,7 +5,7 @@
  * the path only; reserved first segments (`v0`, `oauth`, …) are never a workspace.
  */
 import { RESERVED_WORKSPACE_NAMES } from '../../framework/reserved-names.js';
-import type { RunKind } from './run-ports.js';
+import type { RunKind, RunTrigger } from './run-ports.js';
 
 export interface RunAddress {
   kind: RunKind;
@@ -13,6 +13,8 @@ export interface RunAddress {
   name: string;
   /** What the replica gets: the rest of the path ('/' at least) and the query string. */
   path: string;
+  /** Set when the request came in on a trigger's path (triggers/trigger-routes.ts). */
+  trigger?: RunTrigger;
 }
 
 const RUN_PATH = /^\/([a-z0-9][a-z0-9-]*)\/(agents|functions)\/([a-z0-9][a-z0-9-]*)(\/[^?]*)?(\?.*)?$/;

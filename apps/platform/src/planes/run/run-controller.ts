@@ -16,6 +16,7 @@ import { adoptReplicas } from './replica-adoption.js';
 import { ReplicaLauncher, type LaunchOutcome } from './replica-launcher.js';
 import { backoffMs, ReplicaSets, STABLE_AFTER_MS, type Replica, type ReplicaSet } from './replica-sets.js';
 import type { ReplicaEngine, ReplicaSetup, RunCatalogue, RunKind, RunRecord } from './run-ports.js';
+import type { ReplicaUsage, UsagePhase } from './usage/replica-usage.js';
 
 export interface RunControllerDeps {
   catalogue: RunCatalogue;
@@ -31,6 +32,10 @@ export interface RunControllerDeps {
   drainMs?: number;
   tickMs?: number;
   now?: () => number;
+  /** Replica usage for the meter (usage/replica-usage.ts), told by the launcher. */
+  usage?: ReplicaUsage;
+  /** Told the records of every pass (the trigger paths' table, triggers/trigger-routes.ts). */
+  onRecords?: (records: readonly RunRecord[]) => void;
 }
 
 /** Requests in flight on a replica being removed get this long to finish (then SIGTERM, 5 s). */
@@ -97,6 +102,14 @@ export class RunController {
     return this.sets.serving(record.id, record.revision);
   }
 
+  /**
+   * The STANDBY seam of metering (ARCHITECTURE.md "Metering"): call when a replica is frozen
+   * (`standby`) or thawed (`running`), so its time is billed where a sandbox's STANDBY goes.
+   */
+  meterPhase(replica: Pick<Replica, 'engineId'>, phase: UsagePhase): void {
+    this.d.usage?.phase(replica.engineId, phase, this.now());
+  }
+
   /** Egress identities of every replica (compose.ts adds them to the proxy's live list). */
   liveReplicas(): Array<{ id: string; workspace: string; name: string; ip: string }> {
     return this.sets
@@ -147,6 +160,7 @@ export class RunController {
     for (const r of list) next.set(recordKey(r.kind, r.workspace, r.name), r);
     const before = this.records;
     this.records = next;
+    this.d.onRecords?.(list);
     const live = new Set(list.map((r) => r.id));
     for (const r of list) {
       await this.reconcile(r);

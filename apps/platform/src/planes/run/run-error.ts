@@ -9,7 +9,7 @@ import type { Duplex } from 'node:stream';
 
 export class RunError extends Error {
   constructor(
-    readonly status: 401 | 404 | 503,
+    readonly status: 401 | 403 | 404 | 413 | 429 | 503,
     message: string,
     /** Seconds for Retry-After (503 only). */
     readonly retryAfter?: number,

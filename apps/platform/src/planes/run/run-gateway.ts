@@ -24,6 +24,9 @@ import type { RunController } from './run-controller.js';
 import { RunError, sendRunError, upgradeError } from './run-error.js';
 import type { Replica } from './replica-sets.js';
 import type { Forwarder, RunRecord } from './run-ports.js';
+import type { AsyncRuns } from './triggers/async-runs.js';
+import { asyncAddress } from './triggers/async-address.js';
+import type { TriggerRoutes } from './triggers/trigger-routes.js';
 
 export interface RunGatewayDeps {
   controller: Pick<RunController, 'record' | 'readyReplica' | 'ready'>;
@@ -34,6 +37,10 @@ export interface RunGatewayDeps {
   holdMs: number;
   logger: Logger;
   now?: () => number;
+  /** Trigger paths, looked up before the main URLs (triggers/trigger-routes.ts). */
+  triggers?: Pick<TriggerRoutes, 'match'>;
+  /** Async requests: http-async trigger paths and `?async=true` (triggers/async-runs.ts). */
+  async?: Pick<AsyncRuns, 'accept'>;
 }
 
 const LABELS = { agent: 'agent', function: 'function', application: 'application' } as const;
@@ -67,10 +74,21 @@ export class RunGateway {
 
   /** A path-style agent/function address (applications are matched by Host: app-hosts.ts). */
   match(req: IncomingMessage): RunAddress | undefined {
-    return runAddress(req.url ?? '/');
+    const url = req.url ?? '/';
+    return this.d.triggers?.match(url) ?? runAddress(url);
   }
 
   async handle(req: IncomingMessage, res: ServerResponse, addr: RunAddress): Promise<void> {
+    const later = this.d.async && asyncAddress(addr);
+    if (later) {
+      try {
+        await this.d.async!.accept(req, res, later, await this.authorize(req, later));
+      } catch (err) {
+        this.log(err);
+        if (!res.destroyed) sendRunError(res, err);
+      }
+      return;
+    }
     let replica: Replica;
     try {
       replica = await this.admit(req, addr, closed(res));
@@ -112,10 +130,24 @@ export class RunGateway {
 
   /** Authentication (unless public), then a ready replica: everything before the first byte out. */
   private async admit(req: IncomingMessage, addr: RunAddress, gone: AbortSignal): Promise<Replica> {
+    await this.authorize(req, addr);
+    return this.untilReady(addr, gone);
+  }
+
+  /** A ready replica for a request accepted earlier (an async one), held until `deadline`. */
+  replicaFor(addr: RunAddress, gone: AbortSignal, deadline: number): Promise<Replica> {
+    return this.untilReady(addr, gone, deadline);
+  }
+
+  /**
+   * The record, once the caller may use it: a workspace member's token unless the record is public
+   * or the request came in on a public trigger's path (reference §5.2; the main URL stays private).
+   */
+  private async authorize(req: IncomingMessage, addr: RunAddress): Promise<RunRecord> {
     await this.d.controller.ready; // just started: replicas are re-attached by the first pass
     const record = this.d.controller.record(addr.kind, addr.workspace, addr.name);
     // Applications are always public (spec "Application"); an unknown one is a 404, not a 401.
-    if (addr.kind !== 'application' && !record?.public) {
+    if (addr.kind !== 'application' && !record?.public && !addr.trigger?.public) {
       const token = bearer(req);
       if (!token)
         throw new RunError(401, 'Missing bearer token: send "Authorization: Bearer <API key or JWT>"');
@@ -125,13 +157,13 @@ export class RunGateway {
       if (!(await this.d.access.allowed(token, addr.workspace))) throw notFound(addr);
     }
     if (!record) throw notFound(addr);
-    return this.untilReady(addr, gone);
+    return record;
   }
 
   /** A ready replica of the record's revision; held (bounded) while one is coming. */
-  private async untilReady(addr: RunAddress, gone: AbortSignal): Promise<Replica> {
+  private async untilReady(addr: RunAddress, gone: AbortSignal, until?: number): Promise<Replica> {
     const now = this.d.now ?? Date.now;
-    const deadline = now() + this.d.holdMs;
+    const deadline = until ?? now() + this.d.holdMs;
     const key = `${addr.kind}/${addr.name}`;
     let holding = false;
     try {

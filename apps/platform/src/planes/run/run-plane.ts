@@ -21,6 +21,11 @@ import { replicaLogs } from './replica-logs.js';
 import { RunController } from './run-controller.js';
 import { RunGateway } from './run-gateway.js';
 import type { Forwarder, ReplicaEngine, ReplicaSetup, RunCatalogue } from './run-ports.js';
+import { publicDestinationGuards } from '../../framework/destinations/public-destinations.js';
+import { AsyncRuns, type AsyncLimits } from './triggers/async-runs.js';
+import { CallbackSender } from './triggers/callback-sender.js';
+import { TriggerRoutes } from './triggers/trigger-routes.js';
+import { ReplicaUsage } from './usage/replica-usage.js';
 
 export interface RunPlaneDeps {
   catalogue: RunCatalogue & { kinds: readonly string[] };
@@ -40,6 +45,10 @@ export interface RunPlaneDeps {
   domain: string;
   /** The platform's own hostnames, never routed to an application whatever a record claims. */
   platformHostnames?: readonly string[];
+  /** Async requests' bounds and the callback allow-list (TARMAC_RUN_ASYNC_*, TARMAC_CALLBACK_ALLOW). */
+  async?: AsyncLimits & { callbackAllowCidrs: readonly string[] };
+  /** The platform's own port: never a callback's destination. */
+  selfPort?: () => number | undefined;
 }
 
 /** A route the listener tries on every request (and upgrade) before the others. */
@@ -54,6 +63,8 @@ export interface PlaneRoute {
 export interface RunPlane {
   controller: RunController;
   gateway: RunGateway;
+  /** What replicas consume and async requests, for the meter (planes/metering/run-source.ts). */
+  usage: ReplicaUsage;
   /** `{run_url}/{ws}/{agents|functions}/{name}[/path]`. */
   route: PlaneRoute;
   /** Applications by Host (app-hosts.ts). */
@@ -66,7 +77,11 @@ export interface RunPlane {
 export function createRunPlane(d: RunPlaneDeps): RunPlane {
   const logs = new LogArchive(join(d.home, 'run', 'logs'));
   const held = new StartWaiters(d.maxHeld);
+  const usage = new ReplicaUsage();
+  const triggers = new TriggerRoutes();
   const controller = new RunController({
+    usage,
+    onRecords: (records) => triggers.update(records),
     catalogue: d.catalogue,
     engine: d.engine,
     setup: d.setup,
@@ -76,13 +91,28 @@ export function createRunPlane(d: RunPlaneDeps): RunPlane {
     onRecord: (kind, workspace, name) => held.notify(workspace, `${kind}/${name}`),
   });
   const access = new AccessCache(d.authenticator, d.workspaces, Date.now, undefined, undefined, d.changes);
-  const gateway = new RunGateway({
+  const limits = d.async ?? { concurrency: 4, queue: 100, maxBodyBytes: 1 << 20, callbackAllowCidrs: [] };
+  const asyncRuns: AsyncRuns = new AsyncRuns({
+    replicaFor: (addr, gone, deadline) => gateway.replicaFor(addr, gone, deadline),
+    sender: new CallbackSender({
+      ...publicDestinationGuards(limits.callbackAllowCidrs),
+      selfPort: d.selfPort ?? (() => undefined),
+    }),
+    secretOf: async (record, id) => d.catalogue.callbackSecret?.(record, id),
+    count: (r, requestId, at) =>
+      usage.countAsync({ recordId: r.id, kind: r.kind, workspace: r.workspace, name: r.name, requestId, at }),
+    limits,
+    logger: d.logger,
+  });
+  const gateway: RunGateway = new RunGateway({
     controller,
     access,
     forwarder: d.forwarder,
     held,
     holdMs: d.holdMs,
     logger: d.logger,
+    triggers,
+    async: asyncRuns,
   });
   // An API write (create, PUT, delete) reconciles at once instead of at the next tick.
   const unsubscribe = d.catalogue.kinds.map((kind) => d.changes.subscribe(kind, () => controller.kick()));
@@ -91,6 +121,7 @@ export function createRunPlane(d: RunPlaneDeps): RunPlane {
   return {
     controller,
     gateway,
+    usage,
     route: {
       matches: (req) => gateway.match(req) !== undefined,
       listener: (req, res) => {
@@ -147,6 +178,7 @@ export function createRunPlane(d: RunPlaneDeps): RunPlane {
     async stop() {
       for (const off of unsubscribe) off();
       held.close();
+      await asyncRuns.stop();
       await controller.stop();
       access.close();
     },

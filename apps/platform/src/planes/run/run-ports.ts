@@ -40,6 +40,27 @@ export interface RunRecord {
   revision: string;
   /** The newest event's message (FAILED reasons reach held requests). */
   lastMessage: string | undefined;
+  /** Enabled `http`/`http-async` triggers (ARCHITECTURE.md "Triggers"). */
+  triggers?: RunTrigger[];
+}
+
+/**
+ * A trigger as the run plane serves it (reference control-plane.md §2.5, §5.2, §5.3). The
+ * callback secret is not here: it stays sealed in the record until a callback is signed
+ * (`RunCatalogue.callbackSecret`).
+ */
+export interface RunTrigger {
+  id: string;
+  type: 'http' | 'http-async';
+  /** `configuration.path`, mounted at `{run_url}/{ws}{path}`. */
+  path: string | undefined;
+  /** `authenticationType: public`: the trigger's path needs no token. */
+  public: boolean;
+  callbackUrl: string | undefined;
+  /** Callback retries after the first attempt. */
+  retry: number | undefined;
+  /** Seconds an async request may take from its acceptance (at most 900). */
+  timeoutSeconds: number | undefined;
 }
 
 export interface RunCatalogue {
@@ -55,13 +76,15 @@ export interface RunCatalogue {
    * (idempotent: the same status is not written twice). Resolves false when nothing was written.
    */
   setStatus(record: RunRecord, status: string, message: string): Promise<boolean>;
+  /** A trigger's `callbackSecret`, opened (only to sign one callback); undefined when it has none. */
+  callbackSecret?(record: RunRecord, triggerId: string): Promise<string | undefined>;
 }
 
 /** The engine calls a replica needs (the sandbox plane's engine). */
 export type ReplicaEngine = Pick<
   Engine,
   'createSandbox' | 'inspect' | 'stopSandbox' | 'deleteSandbox' | 'readLog'
-> & { list(): Promise<SandboxInfo[]> };
+> & { list(): Promise<SandboxInfo[]>; ensureImage?: Engine['ensureImage'] };
 
 export interface ReplicaSetup {
   /** Egress proxy env (with the replica's own proxy credentials) and CA files, like a sandbox's. */

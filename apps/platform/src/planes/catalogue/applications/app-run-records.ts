@@ -50,6 +50,7 @@ export function applicationRunView(row: ResourceRow<StoredApplication>, platform
     hosts: claimedHostnames(row.spec.urls, platformDomain),
     revision: applicationRevisionOf(row),
     lastMessage: row.events.at(-1)?.message,
+    triggers: [], // applications have no triggers (spec "Application")
   };
 }
 

@@ -12,7 +12,7 @@ import type { ResourceRow, Store } from '@tarmac/store';
 import { ResourceCollection, type CollectionDeps } from '../../../framework/collection.js';
 import { newEvent } from '../../../framework/events.js';
 import { AGENT_KIND, APPLICATION_KIND, CONNECTION_KIND, FUNCTION_KIND } from '../../../framework/kinds.js';
-import { viewMap, type SecretBox, type SecretEnv } from '../../../framework/secrets.js';
+import { SecretBox, viewMap, type SecretEnv } from '../../../framework/secrets.js';
 import {
   applicationEnv,
   applicationRevisionOf,
@@ -20,6 +20,7 @@ import {
   type StoredApplication,
 } from '../applications/app-run-records.js';
 import { secretContext, viewSpec, type SecretBearingSpec } from './workload-secrets.js';
+import { runTriggersOf, type RunTriggerView } from './run-triggers.js';
 
 type Kind = 'agent' | 'function' | 'application';
 interface StoredSpec extends SecretBearingSpec {
@@ -45,6 +46,7 @@ export interface RunRecordView {
   hosts: string[];
   revision: string;
   lastMessage: string | undefined;
+  triggers: RunTriggerView[];
 }
 
 const LABELS: Record<Kind, string> = { agent: 'Agent', function: 'Function', application: 'Application' };
@@ -71,6 +73,7 @@ export function runRecords(deps: CollectionDeps & { secrets: SecretBox }) {
     hosts: [],
     revision: revisionOf(row),
     lastMessage: row.events.at(-1)?.message,
+    triggers: runTriggersOf(row.spec.triggers),
   });
   return {
     kinds: [AGENT_KIND, FUNCTION_KIND, APPLICATION_KIND] as const,
@@ -110,6 +113,14 @@ export function runRecords(deps: CollectionDeps & { secrets: SecretBox }) {
       const spec = viewSpec(deps.secrets, row.spec, secretContext(r.workspace, r.kind, r.name), 'reveal');
       for (const e of spec.runtime?.envs ?? []) env[e.name] = e.value;
       return env;
+    },
+    async callbackSecret(r: RunRecordView, triggerId: string): Promise<string | undefined> {
+      const row = await store.resources.get<StoredSpec>(r.workspace, r.kind, r.name);
+      const sealed = row?.spec.triggers?.find((t) => t.id === triggerId)?.configuration.callbackSecret;
+      if (!row || row.id !== r.id || sealed === undefined) return undefined;
+      return SecretBox.isSealed(sealed)
+        ? deps.secrets.open(sealed, secretContext(r.workspace, r.kind, r.name))
+        : sealed;
     },
     async setStatus(r: RunRecordView, status: string, message: string): Promise<boolean> {
       const rows = new ResourceCollection<StoredSpec & StoredApplication>(deps, r.kind, LABELS[r.kind]);
