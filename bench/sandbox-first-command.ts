@@ -7,8 +7,8 @@
 //  - the request after a 7-second pause vs the one just before it (back to back), paired;
 //  - what a pooled sandbox costs the host (its memory cgroup, frozen).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { readyPoolMembers } from '../tests/e2e/sandboxes/pool-support.js';
 import type { RunningPlatform } from '../tests/e2e/support/platform.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -50,33 +50,17 @@ export async function firstCommand(
   }
 }
 
-/** Ready (frozen) pool members of this platform home. */
-export function readyPoolMembers(home: string): string[] {
-  const dir = join(home, 'sandboxes');
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((id) => {
-    try {
-      const rec = JSON.parse(readFileSync(join(dir, id, 'sandbox.json'), 'utf8')) as {
-        labels: Record<string, string>;
-      };
-      if (rec.labels.pool === undefined) return false;
-      const state = spawnSync('runc', ['--root', '/run/tarmac/runc', 'state', id], { encoding: 'utf8' });
-      return (JSON.parse(state.stdout || '{}') as { status?: string }).status === 'paused';
-    } catch {
-      return false;
-    }
-  });
-}
+export { readyPoolMembers };
 
-export async function waitPoolFull(home: string, size: number): Promise<void> {
+export async function waitPoolFull(home: string, size: number, legacy = false): Promise<void> {
   const deadline = Date.now() + 120_000;
-  while (readyPoolMembers(home).length < size) {
+  while (readyPoolMembers(home, legacy).length < size) {
     if (Date.now() > deadline) throw new Error('the warm pool did not refill in 120 s');
     await sleep(50);
   }
 }
 
-/** Memory (MB) the ready pool members' cgroups hold (v1 or v2), per member. */
+/** Memory (MB) the ready pool members' cgroups hold (v1 or v2), per member (frozen or hot). */
 export function poolMemberMemoryMB(home: string): number | undefined {
   const ids = readyPoolMembers(home);
   let total = 0;

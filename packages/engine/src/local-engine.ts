@@ -192,9 +192,9 @@ export class LocalEngine implements Engine {
     return claimSandbox(this.host, id, o);
   }
 
-  /** Readies `claim`'s hostname change (hostname-setters.ts): the pool calls it once booted. */
-  prepareClaim(id: string): void {
-    prepareClaim(this.host, id);
+  /** Readies `claim`'s hostname change and relabels the sandbox ready (sandbox-claim.ts). */
+  prepareClaim(id: string, labels?: Record<string, string>): void {
+    prepareClaim(this.host, id, labels);
   }
 
   async freeze(id: string): Promise<void> {

@@ -32,8 +32,13 @@ export async function claimSandbox(
   host.files.write({ ...rec, labels: o.labels });
 }
 
-/** Readies `claim`'s hostname change (hostname-setters.ts): the pool calls it once booted. */
-export function prepareClaim(host: SandboxHost, id: string): void {
+/**
+ * Readies `claim`'s hostname change (hostname-setters.ts): the pool calls it once the sandbox is
+ * booted and warmed, and gives it the labels saying so (`labels`, replacing the boot's), so that
+ * whoever reads the engine's records can tell a ready member from one still booting.
+ */
+export function prepareClaim(host: SandboxHost, id: string, labels?: Record<string, string>): void {
   const pid = host.runc.alive(id)?.pid;
   if (pid !== undefined) host.hostnames.prepare(id, pid);
+  if (labels) host.files.write({ ...host.files.read(id), labels });
 }

@@ -4,15 +4,11 @@
 // byte for byte — it is the image's alone, so it carries no pool-time value (the pooled boot's
 // hostname, the pool flag) nor anything of the sandbox (packages/engine boot-env.ts) —, the
 // hostname by every means, the variables processes get, and the sandbox's boot env file.
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../support/platform.js';
+import { readyPoolMembers } from './pool-support.js';
 import {
-  RUNC_ROOT,
   cleanUp,
-  engineIds,
   exec,
   json,
   missingCapability,
@@ -59,28 +55,11 @@ describe.skipIf(missing !== null)(
       return body;
     }
 
-    /** A pool member is ready once it is frozen (runc says paused); until then a create boots. */
-    function memberReady(): boolean {
-      return engineIds(p!.home).some((id) => {
-        try {
-          const rec = JSON.parse(readFileSync(join(p!.home, 'sandboxes', id, 'sandbox.json'), 'utf8')) as {
-            labels: Record<string, string>;
-          };
-          const state = execFileSync('runc', ['--root', RUNC_ROOT, 'state', id], {
-            encoding: 'utf8',
-            stdio: ['ignore', 'pipe', 'ignore'],
-          });
-          return (
-            rec.labels.pool !== undefined && (JSON.parse(state) as { status: string }).status === 'paused'
-          );
-        } catch {
-          return false;
-        }
-      });
-    }
+    /** A pool member is ready once labelled so (frozen, or hot); until then a create boots. */
+    const memberReady = () => readyPoolMembers(p!.home).length > 0;
 
     async function pooledCreate(): Promise<SandboxView> {
-      await waitFor('a frozen pool member', async () => (memberReady() ? true : undefined), 120_000);
+      await waitFor('a ready pool member', async () => (memberReady() ? true : undefined), 120_000);
       return create('ident-pooled', POOL_MEMORY);
     }
 

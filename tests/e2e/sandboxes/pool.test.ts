@@ -5,14 +5,13 @@
 // the claim. Two workspaces claiming from one pool see nothing of each other; the pool refills;
 // a shape the pool does not hold boots the normal way. The orphan grace is 1 s, so a reaper that
 // took pool members (no record yet) for orphans would empty the pool under this test.
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../support/platform.js';
+import { poolMembers, readyPoolMembers } from './pool-support.js';
 import {
-  RUNC_ROOT,
   cleanUp,
   engineIds,
   json,
@@ -98,31 +97,11 @@ describe.skipIf(missing !== null)(`warm pool${missing ? ` (skipped: ${missing})`
     return body;
   }
 
-  /** Engine ids of pool members that are ready: labelled `pool` and frozen. */
-  function readyMembers(): string[] {
-    return engineIds(p!.home).filter((id) => {
-      try {
-        const rec = JSON.parse(readFileSync(join(p!.home, 'sandboxes', id, 'sandbox.json'), 'utf8')) as {
-          labels: Record<string, string>;
-        };
-        if (rec.labels.pool === undefined) return false;
-        const state = JSON.parse(
-          execFileSync('runc', ['--root', RUNC_ROOT, 'state', id], {
-            encoding: 'utf8',
-            stdio: ['ignore', 'pipe', 'ignore'],
-          }),
-        ) as {
-          status: string;
-        };
-        return state.status === 'paused';
-      } catch {
-        return false;
-      }
-    });
-  }
+  /** Engine ids of pool members that are ready: labelled `pool-ready` (frozen, or the hot one). */
+  const readyMembers = () => readyPoolMembers(p!.home);
 
   const poolFull = () =>
-    waitFor('two frozen pool members', async () => (readyMembers().length >= 2 ? true : undefined), 60_000);
+    waitFor('two ready pool members', async () => (readyMembers().length >= 2 ? true : undefined), 60_000);
 
   async function create(ws: string | undefined, name: string | undefined, spec: Record<string, unknown>) {
     const sent = Date.now();
@@ -197,6 +176,39 @@ describe.skipIf(missing !== null)(`warm pool${missing ? ` (skipped: ${missing})`
     expect(compute, JSON.stringify(metrics.data)).toBeDefined();
     const gb = POOL_MEMORY / 1024;
     expect(compute!.summary.usage!).toBeLessThanOrEqual((gb * (Date.now() - named.sent)) / 1000 + 0.5);
+  }, 180_000);
+
+  it('keeps one ready member thawed (hot), serves the next create from it, and thaws a frozen one in its place', async () => {
+    await poolFull();
+    const members = poolMembers(p!.home).filter((m) => m.ready);
+    const hot = members.filter((m) => m.status === 'running');
+    const frozen = members.filter((m) => m.status === 'paused');
+    expect(hot.length, JSON.stringify(members)).toBe(1);
+    expect(frozen.length, JSON.stringify(members)).toBe(members.length - 1);
+    // Thawed is not served: before its claim nothing reaches it through the gateway.
+    const early = await fetch(`${p!.url}/${p!.credentials.workspace}/sandboxes/${hot[0]!.id}/health`, {
+      headers: { authorization: `Bearer ${p!.credentials.apiKey}` },
+    });
+    expect(early.status).toBe(404);
+    const c = await create(undefined, 'pool-hot', pooledSpec('hot-s3cret', 'nope-e.example'));
+    expect(c.body.status).toBe('DEPLOYED');
+    expect(c.body.events[0]?.message).toContain('warm pool');
+    // The hot member was the one claimed (relabelled as the sandbox's); the frozen ones were not.
+    const left = poolMembers(p!.home).map((m) => m.id);
+    expect(left).not.toContain(hot[0]!.id);
+    for (const f of frozen) expect(left).toContain(f.id);
+    await expectOwnIdentity(undefined, 'pool-hot', 'hot-s3cret', 'nope-e.example');
+    // A frozen member is thawed in its place; the refill's new member is frozen.
+    const next = await waitFor(
+      'a new hot member and a full pool',
+      async () => {
+        const m = poolMembers(p!.home).filter((x) => x.ready);
+        const running = m.filter((x) => x.status === 'running');
+        return m.length >= 2 && running.length === 1 ? running[0] : undefined;
+      },
+      60_000,
+    );
+    expect(frozen.map((f) => f.id)).toContain(next.id);
   }, 180_000);
 
   it('two workspaces claiming from one pool see nothing of each other; the pool refills', async () => {

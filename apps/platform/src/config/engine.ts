@@ -4,6 +4,12 @@ import { parsePoolShapes } from '../planes/sandbox/pool/pool-shapes.js';
 import type { PlatformEnv } from './env-schema.js';
 import { asConfigError, ConfigError, megabytes, optionalNumber, wholeNumber } from './values.js';
 
+function poolHot(text: string | undefined): boolean {
+  if (text === undefined || text === '1') return true;
+  if (text === '0') return false;
+  throw new ConfigError(`TARMAC_POOL_HOT must be 1 or 0, got "${text}"`);
+}
+
 /** The sandbox engine's settings (planes/sandbox/controllers/ARCHITECTURE.md). */
 export function engineConfig(e: PlatformEnv): EngineConfig {
   const standbyText = e.TARMAC_STANDBY_AFTER ?? '15s';
@@ -27,6 +33,7 @@ export function engineConfig(e: PlatformEnv): EngineConfig {
   const startWaitMax = wholeNumber(e.TARMAC_SANDBOX_START_WAIT_MAX, 'TARMAC_SANDBOX_START_WAIT_MAX', 1000);
   return {
     pool: asConfigError(() => parsePoolShapes(e.TARMAC_POOL)),
+    poolHot: poolHot(e.TARMAC_POOL_HOT),
     orphanGraceMs: Number(graceText) * 1000,
     startWait: { timeoutMs: startWait * 1000, maxHeld: startWaitMax },
     limits: {

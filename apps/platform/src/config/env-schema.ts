@@ -87,6 +87,11 @@ export const platformEnvSchema = z.object({
    */
   TARMAC_POOL: optional,
   /**
+   * `1` (default): one ready member per pool shape is kept thawed, its sandboxd connection open,
+   * so a create it serves waits for no thaw (planes/sandbox/pool/hot-members.ts); `0`: all frozen.
+   */
+  TARMAC_POOL_HOT: optional,
+  /**
    * How long the sandbox gateway holds a request to a sandbox that is still starting before it
    * answers 503, whole seconds (120: covers a first base-image build; issue 14 item 1).
    */

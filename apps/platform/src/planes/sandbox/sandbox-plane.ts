@@ -140,6 +140,7 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
       ? new WarmPool({
           engine,
           shapes: d.config.pool,
+          hot: d.config.poolHot ?? true,
           // Built-in images resolve the same in every workspace; the pool boots only those it can.
           resolveImage: (ref) => d.images.resolve('', ref),
           sandboxDefaults,

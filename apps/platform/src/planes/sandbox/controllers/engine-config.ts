@@ -18,6 +18,8 @@ export interface EngineConfig {
   tiniBinary: string;
   /** Warm pool shapes (TARMAC_POOL; pool/pool-shapes.ts); empty: no pool. */
   pool: PoolShape[];
+  /** One member per shape kept thawed (TARMAC_POOL_HOT; pool/hot-members.ts); default true. */
+  poolHot?: boolean;
   /** Age before a container with no record is removed (TARMAC_ORPHAN_GRACE_SECONDS; orphan-reaper.ts). */
   orphanGraceMs: number;
   /**

@@ -14,7 +14,9 @@ import type { Logger } from 'pino';
 import { sandboxEngineId } from '../controllers/engine-ids.js';
 import { SANDBOXD_MCP_HOSTS_ENV as MCP_HOSTS_ENV } from '../sandbox-credentials.js';
 import { shapeKey, type PoolShape } from './pool-shapes.js';
-import { CLAIM_PATH, postToSandboxd, WARM_PATH } from './sandboxd-post.js';
+import { HotMembers } from './hot-members.js';
+import { poolStatus, type PoolShapeStatus } from './pool-status.js';
+import { callSandboxd, CLAIM_PATH, HEALTH_PATH, WARM_PATH } from './sandboxd-post.js';
 
 /** The engine operations the pool uses (LocalEngine has them all). */
 export type PoolEngine = Pick<
@@ -61,7 +63,13 @@ export interface WarmPoolDeps {
   readyTimeoutMs?: number;
   /** After a claim, no refill for this long (REFILL_DELAY_MS). */
   refillDelayMs?: number;
+  /** One ready member per shape kept thawed (hot-members.ts; TARMAC_POOL_HOT); default true. */
+  hot?: boolean;
+  /** Between two pings of a hot member (hot-members.ts KEEP_WARM_MS). */
+  keepWarmMs?: number;
 }
+
+export type { PoolShapeStatus } from './pool-status.js';
 
 export interface PoolMember {
   readonly recordId: string;
@@ -92,17 +100,9 @@ export interface ClaimedSandbox extends PoolMember {
   discard(): void;
 }
 
-export interface PoolShapeStatus {
-  image: string;
-  memoryMB: number;
-  size: number;
-  ready: number;
-  booting: number;
-  /** Host memory the ready members use now (cgroup memory.current), per member on average. */
-  hostMemoryBytesPerMember: number | null;
-}
-
 const POOL_LABEL = 'pool';
+/** On a member once it is ready to be claimed (frozen, or hot): benches and tests wait for it. */
+const READY_LABEL = 'pool-ready';
 const CLAIM_TIMEOUT_MS = 5000;
 const REFILL_DELAY_MS = 500;
 
@@ -116,10 +116,18 @@ export class WarmPool {
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
+  private readonly hot: HotMembers;
 
   constructor(private readonly d: WarmPoolDeps) {
     this.now = d.now ?? Date.now;
     for (const s of d.shapes) this.ready.set(shapeKey(s), []);
+    this.hot = new HotMembers({
+      thaw: (id) => d.engine.thawSync(id),
+      ping: (m) => this.call(m.ip, m.recordId, HEALTH_PATH, undefined),
+      broken: (m) => this.drop(m),
+      logger: d.logger,
+      ...(d.keepWarmMs !== undefined ? { keepWarmMs: d.keepWarmMs } : {}),
+    });
   }
 
   /** Removes members a previous process left (unclaimed: nobody's), then fills the pool. */
@@ -131,6 +139,7 @@ export class WarmPool {
     this.fill();
     this.timer = setInterval(() => this.fill(), 5000);
     this.timer.unref();
+    this.hot.start(() => [...this.ready.values()].flat());
   }
 
   /** Whether a container with this record label is the pool's (the orphan reaper leaves it). */
@@ -148,12 +157,15 @@ export class WarmPool {
     const list = this.ready.get(
       shapeKey({ image: this.shapeImageOf(req.engineImage) ?? '', memoryMB: req.memoryMB }),
     );
+    // The hot member, when there is one, is first (hot-members.ts): no thaw to wait for.
     const member = list?.shift();
     if (!member) return undefined;
+    const hot = this.hot.isHot(member);
+    this.hot.forget(member);
     this.claiming.add(member.recordId);
     this.refillSoon();
     try {
-      this.d.engine.thawSync(member.engineId);
+      if (!hot) this.d.engine.thawSync(member.engineId);
       const mcpHosts = req.mcpHosts ?? [];
       await Promise.all([
         // Its boot env file becomes a boot's for the name (engine boot-env.ts) before this returns.
@@ -195,36 +207,21 @@ export class WarmPool {
         freed += m.memoryMB;
       }
     }
+    for (const m of victims) this.hot.forget(m);
     await Promise.all(victims.map((m) => this.remove(m.engineId)));
     if (freed > 0) this.d.logger.info({ freedMB: freed }, 'released pooled sandboxes under memory pressure');
     return freed;
   }
 
   /** The pool per shape and the host memory its members use (ops: what the pool costs). */
-  async status(): Promise<PoolShapeStatus[]> {
-    const out: PoolShapeStatus[] = [];
-    for (const s of this.d.shapes) {
-      const key = shapeKey(s);
-      const members = this.ready.get(key) ?? [];
-      let bytes = 0;
-      let measured = 0;
-      for (const m of members) {
-        const stats = await this.d.engine.stats(m.engineId).catch(() => undefined);
-        if (stats) {
-          bytes += stats.memoryBytes;
-          measured += 1;
-        }
-      }
-      out.push({
-        image: s.image,
-        memoryMB: s.memoryMB,
-        size: s.size,
-        ready: members.length,
-        booting: [...this.booting].filter((id) => this.bootingShape.get(id) === key).length,
-        hostMemoryBytesPerMember: measured > 0 ? Math.round(bytes / measured) : null,
-      });
-    }
-    return out;
+  status(): Promise<PoolShapeStatus[]> {
+    return poolStatus({
+      shapes: this.d.shapes,
+      ready: this.ready,
+      bootingShapes: [...this.booting].map((id) => this.bootingShape.get(id)),
+      isHot: (m) => this.hot.isHot(m),
+      stats: (id) => this.d.engine.stats(id),
+    });
   }
 
   /** Destroys every unclaimed member: they are nobody's, a restart boots new ones. */
@@ -232,6 +229,7 @@ export class WarmPool {
     this.stopped = true;
     clearInterval(this.timer);
     clearTimeout(this.refillTimer);
+    this.hot.stop();
     await this.filling?.catch(() => undefined);
     const members = [...this.ready.values()].flat();
     for (const list of this.ready.values()) list.length = 0;
@@ -262,6 +260,8 @@ export class WarmPool {
   }
 
   private async fillLoop(): Promise<void> {
+    // A claim took the hot member: the next one is thawed before any boot (it serves sooner).
+    if (this.d.hot !== false) for (const list of this.ready.values()) await this.hot.promote(list);
     for (let booted = 0; ; booted++) {
       if (this.stopped || this.now() < this.pausedUntil) return;
       const shape = this.d.shapes.find((s) => (this.ready.get(shapeKey(s))?.length ?? 0) < s.size);
@@ -323,14 +323,8 @@ export class WarmPool {
       // hostname (engine hostname-setters.ts). The warm-up's connection stays in the gateway's
       // agent: a claim within 60 s reuses it. Never a closed one: the agent drops an idle socket
       // at 60 s, before sandboxd's 65 s keep-alive timer could fire (overdue) at the claim's thaw.
-      await this.post(info.ip, recordId, WARM_PATH, {}, this.d.agent);
-      this.d.engine.prepareClaim(engineId);
-      await this.d.engine.freeze(engineId);
-      if (this.stopped) {
-        await this.remove(engineId);
-        return false;
-      }
-      this.ready.get(key)?.push({
+      await this.call(info.ip, recordId, WARM_PATH, {});
+      const member: PoolMember = {
         recordId,
         engineId,
         ip: info.ip,
@@ -338,7 +332,20 @@ export class WarmPool {
         engineImage,
         memoryMB: shape.memoryMB,
         imageSizeBytes: image.sizeBytes,
-      });
+      };
+      const list = this.ready.get(key) ?? [];
+      // The shape's hot member when it has none (hot-members.ts); frozen otherwise.
+      const hot = !this.stopped && this.d.hot !== false && this.hot.adopt(list, member);
+      if (!hot) await this.d.engine.freeze(engineId);
+      if (this.stopped) {
+        this.hot.forget(member);
+        await this.remove(engineId);
+        return false;
+      }
+      // Ready from here: labelled so (READY_LABEL), in the list in the same tick.
+      this.d.engine.prepareClaim(engineId, { [POOL_LABEL]: key, record: recordId, [READY_LABEL]: '1' });
+      if (hot) list.unshift(member);
+      else list.push(member);
       return true;
     } catch (err) {
       this.d.logger.warn({ err, shape: key }, 'could not boot a pooled sandbox; retrying later');
@@ -351,18 +358,25 @@ export class WarmPool {
   }
 
   private tellSandboxd(member: PoolMember, env: Record<string, string>, mcpHosts: string[]): Promise<void> {
-    return this.post(member.ip, member.recordId, CLAIM_PATH, { env, mcpHosts }, this.d.agent);
+    return this.call(member.ip, member.recordId, CLAIM_PATH, { env, mcpHosts });
   }
 
-  private post(
-    ip: string,
-    recordId: string,
-    path: string,
-    payload: object,
-    agent: Agent | false | undefined,
-  ) {
+  /**
+   * Through the gateway's keep-alive agent: the connection a warm-up or ping leaves is the one
+   * the claim uses, and the claim's the one the sandbox's first request uses.
+   */
+  private call(ip: string, recordId: string, path: string, payload: object | undefined) {
     const headers = { [this.d.tokenHeader]: this.d.token(recordId) };
-    return postToSandboxd({ ip, path, payload, headers, agent, timeoutMs: CLAIM_TIMEOUT_MS });
+    return callSandboxd({ ip, path, payload, headers, agent: this.d.agent, timeoutMs: CLAIM_TIMEOUT_MS });
+  }
+
+  /** A ready member that stopped answering: out of the pool for good, destroyed. */
+  private drop(member: PoolMember): void {
+    const list = this.ready.get(member.shape);
+    const i = list?.indexOf(member) ?? -1;
+    if (i < 0) return; // claimed or removed meanwhile
+    list?.splice(i, 1);
+    void this.remove(member.engineId);
   }
 
   private async remove(engineId: string): Promise<void> {
