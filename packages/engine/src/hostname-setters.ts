@@ -8,8 +8,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EngineError } from './errors.js';
 
-/** Reads one line, writes it as the hostname of the UTS namespace it runs in. Builtins only. */
-const SET_HOSTNAME_SCRIPT = 'read -r h && printf %s "$h" > /proc/sys/kernel/hostname';
+/**
+ * Reads one line, writes it as the hostname of the UTS namespace it runs in, then says `ok` on
+ * stdout. Builtins only. The claim waits for the `ok`, not for the exit: the shell's teardown
+ * and the SIGCHLD round trip to node are off the create's path (issue 20 item 1).
+ */
+const SET_HOSTNAME_SCRIPT = 'read -r h && printf %s "$h" > /proc/sys/kernel/hostname && echo ok';
 
 export class HostnameSetters {
   private readonly ready = new Map<string, ChildProcess>();
@@ -21,7 +25,7 @@ export class HostnameSetters {
     this.drop(id);
     const child = spawn('nsenter', [`--target=${pid}`, '--uts', '--', 'sh', '-c', SET_HOSTNAME_SCRIPT], {
       env: this.env,
-      stdio: ['pipe', 'ignore', 'ignore'],
+      stdio: ['pipe', 'pipe', 'ignore'],
     });
     child.on('error', () => this.forget(id, child));
     child.once('exit', () => this.forget(id, child));
@@ -34,18 +38,27 @@ export class HostnameSetters {
     const child = this.ready.get(id);
     if (!child || child.exitCode !== null || child.pid === undefined) return false;
     this.ready.delete(id);
-    const code = await new Promise<number | null>((resolve) => {
+    const done = await new Promise<true | number | null>((resolve) => {
       const timer = setTimeout(() => {
         child.kill('SIGKILL');
         resolve(null);
       }, timeoutMs);
+      let out = '';
+      child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+        out += d;
+        if (out.startsWith('ok\n')) {
+          clearTimeout(timer);
+          resolve(true);
+        }
+      });
+      // Gone without its `ok`: the write failed (or it was killed).
       child.once('exit', (c) => {
         clearTimeout(timer);
-        resolve(c);
+        resolve(c === 0 && out.startsWith('ok\n') ? true : (c ?? null));
       });
       child.stdin?.end(`${hostname}\n`);
     });
-    if (code !== 0) throw new EngineError(`setting the hostname of ${id} failed (exit ${String(code)})`);
+    if (done !== true) throw new EngineError(`setting the hostname of ${id} failed (exit ${String(done)})`);
     return true;
   }
 
