@@ -334,7 +334,7 @@ async function firstCommandSection(p: RunningPlatform, made: string[]): Promise<
     );
   }
   if (memberMB !== undefined)
-    console.log(`host memory of a pooled (frozen) sandbox: ${memberMB.toFixed(1)} MB`);
+    console.log(`host memory of a ready pooled sandbox (frozen or hot): ${memberMB.toFixed(1)} MB`);
 }
 
 await main();
