@@ -146,3 +146,14 @@ describe('resolveConfig: TARMAC_BUILD_NETWORK', () => {
     expect(() => at({ TARMAC_BUILD_NETWORK: 'bridge' })).toThrow(/TARMAC_BUILD_NETWORK/);
   });
 });
+
+// Issue 20: one warm pool member per shape kept thawed ("hot") by default; 0 keeps all frozen.
+describe('resolveConfig: TARMAC_POOL_HOT', () => {
+  const at = (env: Record<string, string>) => resolveConfig({ flags: {}, env, homedir: '/home/ada' });
+  it('defaults to on, takes 1 and 0, names the variable otherwise', () => {
+    expect(at({}).engine.poolHot).toBe(true);
+    expect(at({ TARMAC_POOL_HOT: '1' }).engine.poolHot).toBe(true);
+    expect(at({ TARMAC_POOL_HOT: '0' }).engine.poolHot).toBe(false);
+    expect(() => at({ TARMAC_POOL_HOT: 'yes' })).toThrow(/TARMAC_POOL_HOT/);
+  });
+});

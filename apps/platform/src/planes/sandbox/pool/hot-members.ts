@@ -13,7 +13,7 @@
  * needed to serve a create without a thaw, and frozen ones cannot run anything meanwhile.
  */
 import type { Logger } from 'pino';
-import type { PoolMember } from './warm-pool.js';
+import type { PoolMember } from './pool-member.js';
 
 /** Between two pings of a hot member: well under the agent's 60 s idle timeout. */
 export const KEEP_WARM_MS = 20_000;

@@ -4,7 +4,7 @@
  */
 import type { SandboxStats } from '@tarmac/engine';
 import { shapeKey, type PoolShape } from './pool-shapes.js';
-import type { PoolMember } from './warm-pool.js';
+import type { PoolMember } from './pool-member.js';
 
 export interface PoolShapeStatus {
   image: string;

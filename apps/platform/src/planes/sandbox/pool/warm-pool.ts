@@ -15,6 +15,7 @@ import { sandboxEngineId } from '../controllers/engine-ids.js';
 import { SANDBOXD_MCP_HOSTS_ENV as MCP_HOSTS_ENV } from '../sandbox-credentials.js';
 import { shapeKey, type PoolShape } from './pool-shapes.js';
 import { HotMembers } from './hot-members.js';
+import type { PoolMember } from './pool-member.js';
 import { poolStatus, type PoolShapeStatus } from './pool-status.js';
 import { callSandboxd, CLAIM_PATH, HEALTH_PATH, WARM_PATH } from './sandboxd-post.js';
 
@@ -70,16 +71,7 @@ export interface WarmPoolDeps {
 }
 
 export type { PoolShapeStatus } from './pool-status.js';
-
-export interface PoolMember {
-  readonly recordId: string;
-  readonly engineId: string;
-  readonly ip: string;
-  readonly shape: string;
-  readonly engineImage: string;
-  readonly memoryMB: number;
-  readonly imageSizeBytes: number | undefined;
-}
+export type { PoolMember } from './pool-member.js';
 
 export interface ClaimRequest {
   workspace: string;

@@ -1,0 +1,10 @@
+/** A ready member of the warm pool (warm-pool.ts): booted for a fresh record id, nobody's yet. */
+export interface PoolMember {
+  readonly recordId: string;
+  readonly engineId: string;
+  readonly ip: string;
+  readonly shape: string;
+  readonly engineImage: string;
+  readonly memoryMB: number;
+  readonly imageSizeBytes: number | undefined;
+}
