@@ -6,6 +6,7 @@
 //   N=10 node --import tsx bench/first-command-probe.ts
 //   BASELINE_REPO=/path/to/main BENCH_BRIDGE=… BENCH_SUBNET=10.x.0.0/16 BASE_BRIDGE=… BASE_SUBNET=…
 // BASELINE_POOL_HOT=0 instead: the baseline is this build with TARMAC_POOL_HOT=0 (all frozen).
+// THIS_POOL_HOT=0: this build's side with all members frozen (tells the build from the hot member).
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { startPlatform, type RunningPlatform } from '../tests/e2e/support/platform.js';
@@ -95,7 +96,12 @@ try {
   sides.push(
     side(
       'this',
-      await start(process.env.BENCH_BRIDGE ?? 'tarmacpl0', process.env.BENCH_SUBNET ?? '10.187.0.0/16'),
+      await start(
+        process.env.BENCH_BRIDGE ?? 'tarmacpl0',
+        process.env.BENCH_SUBNET ?? '10.187.0.0/16',
+        undefined,
+        process.env.THIS_POOL_HOT,
+      ),
       false,
     ),
   );
