@@ -192,6 +192,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     domain: platformDomain,
     platformHostnames: platformHostnames(config.publicUrl, config.host, platformDomain),
     selfPort: r.boundPort,
+    idle: { standbyAfterMs: config.run.standbyAfterMs, stopAfterMs: config.run.stopAfterMs },
   });
   await egress.start({
     ensureBridge: () => sandboxPlane.ensureBridge(),

@@ -130,7 +130,8 @@ export const platformEnvSchema = z.object({
   /** Seconds an execution may take from its creation when its request names no `timeout` (86400). */
   TARMAC_JOBS_EXECUTION_TIMEOUT_SECONDS: optional,
   // Run plane (planes/run/ARCHITECTURE.md): seconds a new replica has to listen on PORT (60), and
-  // a request may be held while no replica is ready (60).
+  // a request may be held while no replica is ready (60); idle seconds before a replica is frozen
+  // in STANDBY (30) and before it is stopped, scale to zero (900); 0 turns a step off.
   TARMAC_RUN_READY_TIMEOUT_SECONDS: optional,
   TARMAC_RUN_HOLD_SECONDS: optional,
   /** Async requests (http-async triggers, `?async=true`) running at once per workspace (4). */
@@ -144,6 +145,8 @@ export const platformEnvSchema = z.object({
    * TARMAC_MODEL_UPSTREAM_ALLOW); by default a callbackUrl must resolve to public addresses only.
    */
   TARMAC_CALLBACK_ALLOW: optional,
+  TARMAC_RUN_STANDBY_AFTER_SECONDS: optional,
+  TARMAC_RUN_STOP_AFTER_SECONDS: optional,
 
   // Metering (planes/metering/ARCHITECTURE.md).
   /** JSON object of price overrides, dimension → USD per unit. */

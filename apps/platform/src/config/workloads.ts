@@ -19,6 +19,10 @@ export interface RunConfig {
     maxBodyBytes: number;
     callbackAllowCidrs: string[];
   };
+  /** Idle time before a replica is frozen (STANDBY); 0: never (planes/run/idle-policy.ts). */
+  standbyAfterMs: number;
+  /** Idle time before a replica is stopped (scale to zero); 0: never. */
+  stopAfterMs: number;
 }
 
 export function jobsConfig(e: PlatformEnv): JobsConfig {
@@ -59,5 +63,11 @@ export function runConfig(e: PlatformEnv): RunConfig {
         parseCidrList(e.TARMAC_CALLBACK_ALLOW, 'TARMAC_CALLBACK_ALLOW'),
       ),
     },
+    // Why these defaults: planes/run/ARCHITECTURE.md "Settings".
+    standbyAfterMs:
+      1000 *
+      boundedWholeNumber(e.TARMAC_RUN_STANDBY_AFTER_SECONDS, 'TARMAC_RUN_STANDBY_AFTER_SECONDS', 30, 0),
+    stopAfterMs:
+      1000 * boundedWholeNumber(e.TARMAC_RUN_STOP_AFTER_SECONDS, 'TARMAC_RUN_STOP_AFTER_SECONDS', 900, 0),
   };
 }

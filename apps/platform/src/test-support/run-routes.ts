@@ -38,6 +38,10 @@ export function testRunPlane(
       deleteSandbox: noEngine,
       readLog: noEngine,
       list: noEngine,
+      freeze: noEngine,
+      thawSync: () => {
+        throw new EngineUnavailableError('run plane', new Error('no engine in in-process HTTP tests'));
+      },
     },
     setup: { defaults: noEngine, resolveImage: async (_workspace, ref) => ref },
     forwarder: { forward: noEngine, upgrade: noEngine },
@@ -50,5 +54,6 @@ export function testRunPlane(
     holdMs: 1000,
     maxHeld: 10,
     domain: DEFAULT_HOSTS.domain,
+    idle: { standbyAfterMs: 0, stopAfterMs: 0 },
   });
 }

@@ -5,18 +5,23 @@
  * process. Stopped ones are archived and removed. Each re-attached replica gets a short probe: it
  * served before the restart, so it answers at once; one that does not is replaced (removed here,
  * started again by the controller's first pass) rather than holding the gateway's first answers.
+ * A replica the engine shows FROZEN was in STANDBY (idle-policy.ts): it stays frozen, in STANDBY,
+ * until a request resumes it (a TCP probe would prove nothing: the kernel accepts connections for a
+ * frozen listener). A running one is thawed first, in case the platform stopped mid-freeze.
  */
 import type { Logger } from 'pino';
 import { REPLICA_PORT, REPLICA_PREFIX, replicaCredentialId } from './replica-container.js';
+import type { IdlePolicy } from './idle-policy.js';
 import type { ReplicaLauncher } from './replica-launcher.js';
-import type { ReplicaSets } from './replica-sets.js';
+import type { Replica, ReplicaSets } from './replica-sets.js';
 import type { ReplicaEngine } from './run-ports.js';
 
 /** How long a re-attached replica has to answer after a platform restart. */
 export const ADOPT_PROBE_MS = 3000;
 
 export interface AdoptionDeps {
-  engine: Pick<ReplicaEngine, 'list'>;
+  engine: Pick<ReplicaEngine, 'list' | 'thawSync'>;
+  idle: Pick<IdlePolicy, 'adoptFrozen'>;
   sets: ReplicaSets;
   launcher: Pick<ReplicaLauncher, 'probe' | 'remove'> & Partial<Pick<ReplicaLauncher, 'metered'>>;
   logger: Logger;
@@ -43,7 +48,14 @@ export async function adoptReplicas(d: AdoptionDeps): Promise<void> {
     );
     const set = d.sets.set(l.record, l.revision);
     set.nextAttempt = Math.max(set.nextAttempt, attempt + 1);
-    set.replicas.push({
+    if (info.status !== 'FROZEN') {
+      try {
+        d.engine.thawSync(info.id); // a freeze the previous platform had asked for but not settled
+      } catch {
+        // not frozen, or its cgroup is gone: the probe below decides
+      }
+    }
+    const replica: Replica = {
       engineId: info.id,
       recordId: l.record,
       kind,
@@ -59,10 +71,13 @@ export async function adoptReplicas(d: AdoptionDeps): Promise<void> {
       readyAtMs: undefined,
       inflight: 0,
       lastUsedMs: d.now(),
-    });
+    };
+    if (info.status === 'FROZEN') d.idle.adoptFrozen(replica);
+    set.replicas.push(replica);
   }
   await Promise.all(
     d.sets.all().map(async (r) => {
+      if (r.phase === 'standby') return;
       const out = await d.launcher.probe(r, () => true, ADOPT_PROBE_MS);
       if (out.kind === 'ready') return;
       d.logger.warn({ replica: r.engineId }, 're-attached replica does not answer; replacing it');

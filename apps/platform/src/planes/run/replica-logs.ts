@@ -15,7 +15,7 @@ const PAGE_BYTES = 1024 * 1024;
 const LABELS = { agent: 'Agent', function: 'Function', application: 'Application' } as const;
 
 export interface ReplicaLogsDeps {
-  controller: Pick<RunController, 'record' | 'readyReplica' | 'sets'>;
+  controller: Pick<RunController, 'record' | 'sets'>;
   engine: Pick<ReplicaEngine, 'readLog'>;
   logs: LogArchive;
 }
@@ -31,8 +31,10 @@ export async function replicaLogs(
   const record = d.controller.record(kind, workspace, name);
   if (!record) throw notFound(`${LABELS[kind]} "${name}"`);
   const archived = offset === 0 && !followed ? clean(d.logs.read(record.id, 0)) : '';
+  // Not readyReplica: reading logs must neither resume a replica in STANDBY nor count as a use.
   const current =
-    d.controller.readyReplica(record) ?? d.controller.sets.setsOf(record.id).flatMap((s) => s.replicas)[0];
+    d.controller.sets.serving(record.id, record.revision) ??
+    d.controller.sets.setsOf(record.id).flatMap((s) => s.replicas)[0];
   if (!current) return { replica: null, archived, text: '', next: 0 };
   const from = followed === current.engineId ? offset : 0;
   const page = await d.engine.readLog(current.engineId, from, PAGE_BYTES);

@@ -6,7 +6,15 @@
  */
 import type { RunKind } from './run-ports.js';
 
-export type ReplicaPhase = 'starting' | 'ready';
+/**
+ * `standby`: frozen by the idle policy (idle-policy.ts), memory kept, resumed by the next request
+ * before it is forwarded; it counts as up (the set needs no new replica). Metering reads the phase
+ * (`ReplicaSets.all()`): STANDBY time is billed like a sandbox snapshot, not like running time.
+ */
+export type ReplicaPhase = 'starting' | 'ready' | 'standby';
+
+/** Up: answering, or frozen in STANDBY and resumable in milliseconds. */
+export const isUp = (r: Replica): boolean => r.phase !== 'starting';
 
 export interface Replica {
   engineId: string;
@@ -26,6 +34,8 @@ export interface Replica {
   /** Requests forwarded to it right now (streams and WebSockets count until they end). */
   inflight: number;
   lastUsedMs: number;
+  /** A freeze is being settled (idle-policy.ts); a request meanwhile thaws and clears it. */
+  freezing?: boolean;
 }
 
 export interface ReplicaSet {
@@ -41,6 +51,13 @@ export interface ReplicaSet {
   launching: boolean;
   /** Set when no retry can help until the record changes (image missing). */
   blocked: string | undefined;
+  /**
+   * Every replica was stopped for idleness (scale to zero, idle-policy.ts): none starts until a
+   * request wakes the set (`IdlePolicy.claim`). Status stays DEPLOYED meanwhile.
+   */
+  asleep?: boolean;
+  /** When a request woke the set from zero (the "started for a request" event's timing). */
+  wokenAtMs?: number;
 }
 
 /** Crash-loop backoff: 1 s, 2 s, 4 s … capped at 30 s (Kubernetes' CrashLoopBackOff, shorter). */
@@ -74,6 +91,11 @@ export class ReplicaSets {
     return set;
   }
 
+  /** The set of one revision, when there is one (the request path: nothing made). */
+  get(recordId: string, revision: string): ReplicaSet | undefined {
+    return this.byRecord.get(recordId)?.get(revision);
+  }
+
   setsOf(recordId: string): ReplicaSet[] {
     return [...(this.byRecord.get(recordId)?.values() ?? [])];
   }
@@ -91,14 +113,19 @@ export class ReplicaSets {
     if (sets.size === 0) this.byRecord.delete(recordId);
   }
 
-  /** A ready replica of the revision, the least busy first. */
+  /**
+   * A ready replica of the revision, the least busy first; else one in STANDBY (the caller resumes
+   * it: IdlePolicy.claim), so a request wakes one frozen replica, not all of them.
+   */
   ready(recordId: string, revision: string): Replica | undefined {
     const set = this.byRecord.get(recordId)?.get(revision);
     let best: Replica | undefined;
+    let standby: Replica | undefined;
     for (const r of set?.replicas ?? []) {
       if (r.phase === 'ready' && (!best || r.inflight < best.inflight)) best = r;
+      else if (r.phase === 'standby' && !standby) standby = r;
     }
-    return best;
+    return best ?? standby;
   }
 
   /**

@@ -12,10 +12,25 @@
  */
 import type { Logger } from 'pino';
 import type { LogArchive } from '../../framework/log-archive.js';
+import { IdlePolicy, type IdleSettings } from './idle-policy.js';
 import { adoptReplicas } from './replica-adoption.js';
 import { ReplicaLauncher, type LaunchOutcome } from './replica-launcher.js';
-import { backoffMs, ReplicaSets, STABLE_AFTER_MS, type Replica, type ReplicaSet } from './replica-sets.js';
-import type { ReplicaEngine, ReplicaSetup, RunCatalogue, RunKind, RunRecord } from './run-ports.js';
+import {
+  backoffMs,
+  isUp,
+  ReplicaSets,
+  STABLE_AFTER_MS,
+  type Replica,
+  type ReplicaSet,
+} from './replica-sets.js';
+import type {
+  Forwarder,
+  ReplicaEngine,
+  ReplicaSetup,
+  RunCatalogue,
+  RunKind,
+  RunRecord,
+} from './run-ports.js';
 import type { ReplicaUsage, UsagePhase } from './usage/replica-usage.js';
 
 export interface RunControllerDeps {
@@ -30,6 +45,10 @@ export interface RunControllerDeps {
   onRecord?: (kind: RunKind, workspace: string, name: string) => void;
   /** Longest a retired replica's requests in flight may take to finish before it is stopped. */
   drainMs?: number;
+  /** STANDBY and stop windows (idle-policy.ts); both 0 (never) when not given. */
+  idle?: IdleSettings;
+  /** Closes the gateway's idle connections to a replica about to freeze. */
+  dropIdle?: Forwarder['dropIdle'];
   tickMs?: number;
   now?: () => number;
   /** Replica usage for the meter (usage/replica-usage.ts), told by the launcher. */
@@ -50,7 +69,10 @@ export const recordKey = (kind: RunKind, workspace: string, name: string) =>
 export class RunController {
   readonly sets = new ReplicaSets();
   readonly launcher: ReplicaLauncher;
+  readonly idle: IdlePolicy;
   private readonly now: () => number;
+  /** The first pass after start (a DEPLOYED scale-to-zero record with no container sleeps). */
+  private firstPass = true;
   private records = new Map<string, RunRecord>();
   /** Containers being removed, engine id → record id. */
   private readonly removing = new Map<string, string>();
@@ -65,6 +87,19 @@ export class RunController {
   constructor(private readonly d: RunControllerDeps) {
     this.now = d.now ?? Date.now;
     this.launcher = new ReplicaLauncher({ ...d, now: this.now });
+    this.idle = new IdlePolicy({
+      ...(d.idle ?? { standbyAfterMs: 0, stopAfterMs: 0 }),
+      sets: this.sets,
+      engine: d.engine,
+      catalogue: d.catalogue,
+      ...(d.dropIdle ? { dropIdle: d.dropIdle } : {}),
+      recordOf: (r) => this.records.get(recordKey(r.kind, r.workspace, r.name)),
+      remove: (r) => this.removeReplica(r.recordId, r),
+      kick: () => this.kick(),
+      meterPhase: (r, phase) => this.meterPhase(r, phase),
+      logger: d.logger,
+      now: this.now,
+    });
   }
 
   async start(): Promise<void> {
@@ -97,9 +132,14 @@ export class RunController {
     return this.records;
   }
 
-  /** The replica a request goes to (ReplicaSets.serving: the previous revision fills in). */
+  /**
+   * The replica a request goes to (ReplicaSets.serving: the previous revision fills in), resumed
+   * at once when it is in STANDBY; none while the set sleeps after scale to zero wakes it
+   * (idle-policy.ts claim) and the gateway holds the request until a replica answers.
+   */
   readyReplica(record: RunRecord): Replica | undefined {
-    return this.sets.serving(record.id, record.revision);
+    const serving = this.sets.serving(record.id, record.revision);
+    return this.idle.claim(record, serving, this.sets.get(record.id, record.revision));
   }
 
   /**
@@ -151,7 +191,13 @@ export class RunController {
 
   /** After a restart: every running replica container becomes a replica again (no new container). */
   private adopt(): Promise<void> {
-    return adoptReplicas({ ...this.d, sets: this.sets, launcher: this.launcher, now: this.now });
+    return adoptReplicas({
+      ...this.d,
+      sets: this.sets,
+      launcher: this.launcher,
+      idle: this.idle,
+      now: this.now,
+    });
   }
 
   private async pass(): Promise<void> {
@@ -172,6 +218,8 @@ export class RunController {
       for (const set of this.sets.setsOf(id)) this.retire(id, set);
     }
     for (const [key, r] of before) if (!next.has(key)) this.d.onRecord?.(r.kind, r.workspace, r.name);
+    this.firstPass = false;
+    this.idle.tick();
   }
 
   private async reconcile(record: RunRecord): Promise<void> {
@@ -191,8 +239,13 @@ export class RunController {
       return;
     }
     if (BUILD_STATUSES.has(record.status) || !record.image) return;
+    const fresh = !this.sets.get(record.id, record.revision);
     const current = this.sets.set(record.id, record.revision);
-    const ready = current.replicas.find((r) => r.phase === 'ready');
+    // After a restart, a DEPLOYED scale-to-zero record without a container was stopped for
+    // idleness (or the host rebooted): it stays at zero until a request wakes it.
+    if (this.firstPass && fresh && record.status === 'DEPLOYED' && this.sleepsAtZero(record))
+      current.asleep = true;
+    const ready = current.replicas.find(isUp);
     if (ready) {
       if (ready.readyAtMs !== undefined && now - ready.readyAtMs > STABLE_AFTER_MS) current.crashes = 0;
       // The new revision serves: older sets go (a seam for canaries: ARCHITECTURE.md).
@@ -206,7 +259,13 @@ export class RunController {
       }
       return;
     }
-    if (current.replicas.length > 0 || current.launching || current.blocked || now < current.notBeforeMs)
+    if (
+      current.replicas.length > 0 ||
+      current.launching ||
+      current.blocked ||
+      current.asleep ||
+      now < current.notBeforeMs
+    )
       return;
     current.launching = true;
     const attempt = current.nextAttempt++;
@@ -255,6 +314,7 @@ export class RunController {
     }
     if (out.kind === 'ready') {
       set.replicas.push(out.replica);
+      this.idle.woke(record, set, out.replica);
       this.d.onRecord?.(record.kind, record.workspace, record.name);
       return;
     }
@@ -287,19 +347,27 @@ export class RunController {
    * `drainMs`, before SIGTERM (issue 16: "delete drains in-flight requests first").
    */
   private retire(recordId: string, set: ReplicaSet): void {
-    for (const r of [...set.replicas]) {
-      if (this.removing.has(r.engineId)) continue;
-      this.removing.set(r.engineId, recordId);
-      this.sets.remove(r);
-      void drained(r, this.d.drainMs ?? DEFAULT_DRAIN_MS)
-        .then(() => this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt))
-        .catch(() => undefined)
-        .finally(() => {
-          this.removing.delete(r.engineId);
-          this.kick();
-        });
-    }
+    for (const r of [...set.replicas]) this.removeReplica(recordId, r);
     this.sets.prune(recordId, set.revision);
+  }
+
+  /** One replica out of its set at once, its container removed once drained (in the background). */
+  private removeReplica(recordId: string, r: Replica): void {
+    if (this.removing.has(r.engineId)) return;
+    this.removing.set(r.engineId, recordId);
+    this.sets.remove(r);
+    void drained(r, this.d.drainMs ?? DEFAULT_DRAIN_MS)
+      .then(() => this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt))
+      .catch(() => undefined)
+      .finally(() => {
+        this.removing.delete(r.engineId);
+        this.kick();
+      });
+  }
+
+  /** Whether a record's replicas are stopped after the idle window (minScale 0, stop enabled). */
+  private sleepsAtZero(record: RunRecord): boolean {
+    return record.minScale === 0 && (this.d.idle?.stopAfterMs ?? 0) > 0;
   }
 }
 

@@ -120,6 +120,7 @@ describe('run gateway', () => {
       memoryMB: 256,
       port: 8080,
       hosts: [],
+      minScale: 0,
       revision: 'r1',
       lastMessage: undefined,
       ...over,

@@ -173,6 +173,8 @@ export class RunGateway {
           const record = this.d.controller.record(addr.kind, addr.workspace, addr.name);
           if (!record) throw notFound(addr);
           if (!record.enabled) refuseAtOnce(record); // disabled: not even a replica still stopping
+          // Resumes a replica in STANDBY (one cgroup write), or wakes a set scaled to zero and
+          // the request waits below for the replica it starts (idle-policy.ts).
           const replica = this.d.controller.readyReplica(record);
           if (replica) return replica;
           refuseAtOnce(record);

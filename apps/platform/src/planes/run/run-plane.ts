@@ -20,6 +20,7 @@ import { AppHosts } from './app-hosts.js';
 import { replicaLogs } from './replica-logs.js';
 import { RunController } from './run-controller.js';
 import { RunGateway } from './run-gateway.js';
+import type { IdleSettings } from './idle-policy.js';
 import type { Forwarder, ReplicaEngine, ReplicaSetup, RunCatalogue } from './run-ports.js';
 import { publicDestinationGuards } from '../../framework/destinations/public-destinations.js';
 import { AsyncRuns, type AsyncLimits } from './triggers/async-runs.js';
@@ -41,6 +42,8 @@ export interface RunPlaneDeps {
   readyTimeoutMs: number;
   holdMs: number;
   maxHeld: number;
+  /** STANDBY and stop windows (TARMAC_RUN_STANDBY_AFTER_SECONDS, TARMAC_RUN_STOP_AFTER_SECONDS). */
+  idle: IdleSettings;
   /** The platform's domain: applications' own hosts are `app-<name>-<ws>[.<region>].<domain>`. */
   domain: string;
   /** The platform's own hostnames, never routed to an application whatever a record claims. */
@@ -88,6 +91,8 @@ export function createRunPlane(d: RunPlaneDeps): RunPlane {
     logs,
     logger: d.logger,
     readyTimeoutMs: d.readyTimeoutMs,
+    idle: d.idle,
+    ...(d.forwarder.dropIdle ? { dropIdle: d.forwarder.dropIdle.bind(d.forwarder) } : {}),
     onRecord: (kind, workspace, name) => held.notify(workspace, `${kind}/${name}`),
   });
   const access = new AccessCache(d.authenticator, d.workspaces, Date.now, undefined, undefined, d.changes);

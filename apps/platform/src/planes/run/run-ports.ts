@@ -37,6 +37,11 @@ export interface RunRecord {
   port: number;
   /** Hosts an application's `spec.urls[]` claim (app-hosts.ts routes them); none otherwise. */
   hosts: readonly string[];
+  /**
+   * `spec.runtime.minScale` (reference control-plane.md: "0 means scale to zero"; unset is 0):
+   * that many replicas of a set are never frozen nor stopped for idleness (idle-policy.ts).
+   */
+  minScale: number;
   revision: string;
   /** The newest event's message (FAILED reasons reach held requests). */
   lastMessage: string | undefined;
@@ -78,13 +83,25 @@ export interface RunCatalogue {
   setStatus(record: RunRecord, status: string, message: string): Promise<boolean>;
   /** A trigger's `callbackSecret`, opened (only to sign one callback); undefined when it has none. */
   callbackSecret?(record: RunRecord, triggerId: string): Promise<string | undefined>;
+  /**
+   * Writes an event at the record's current status (STANDBY, stopped for idleness, woken: the
+   * status stays DEPLOYED) when the record still has this revision.
+   */
+  note(record: RunRecord, message: string): Promise<void>;
 }
 
 /** The engine calls a replica needs (the sandbox plane's engine). */
 export type ReplicaEngine = Pick<
   Engine,
   'createSandbox' | 'inspect' | 'stopSandbox' | 'deleteSandbox' | 'readLog'
-> & { list(): Promise<SandboxInfo[]>; ensureImage?: Engine['ensureImage'] };
+> & {
+  list(): Promise<SandboxInfo[]>;
+  ensureImage?: Engine['ensureImage'];
+  /** The cgroup freezer (STANDBY, idle-policy.ts); resolves once every process is frozen. */
+  freeze(id: string): Promise<void>;
+  /** Synchronous on purpose: the resume runs on a request's path (one cgroup write). */
+  thawSync(id: string): void;
+};
 
 export interface ReplicaSetup {
   /** Egress proxy env (with the replica's own proxy credentials) and CA files, like a sandbox's. */
@@ -105,4 +122,10 @@ export interface ForwardTarget {
 export interface Forwarder {
   forward(req: IncomingMessage, res: ServerResponse, to: ForwardTarget): Promise<void>;
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, to: ForwardTarget): Promise<void>;
+  /**
+   * Closes the idle keep-alive connections to one upstream. Before a freeze: the workload's own
+   * keep-alive timers expire while it is frozen and fire the moment it thaws, racing the request
+   * that thawed it on a reused connection (a reset); a fresh connection has no such timer.
+   */
+  dropIdle?(to: { host: string; port: number }): void;
 }

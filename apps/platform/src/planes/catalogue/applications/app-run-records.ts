@@ -47,6 +47,9 @@ export function applicationRunView(row: ResourceRow<StoredApplication>, platform
     image: active?.image ?? (row.spec.image || undefined),
     memoryMB: active?.memory ?? row.spec.memory ?? 2048,
     port: active?.port ?? row.spec.port ?? 8080,
+    // Long-running (spec "Application"; issue 16: "at least one replica while enabled"): never
+    // frozen nor stopped for idleness (planes/run/idle-policy.ts).
+    minScale: 1,
     hosts: claimedHostnames(row.spec.urls, platformDomain),
     revision: applicationRevisionOf(row),
     lastMessage: row.events.at(-1)?.message,

@@ -27,7 +27,7 @@ interface StoredSpec extends SecretBearingSpec {
   enabled?: boolean;
   public?: boolean;
   integrationConnections?: string[];
-  runtime?: { image?: string; memory?: number; envs?: SecretEnv[] };
+  runtime?: { image?: string; memory?: number; minScale?: number; envs?: SecretEnv[] };
 }
 
 export interface RunRecordView {
@@ -44,6 +44,7 @@ export interface RunRecordView {
   port: number;
   /** Hosts an application's `spec.urls[]` claim (none for agents and functions). */
   hosts: string[];
+  minScale: number;
   revision: string;
   lastMessage: string | undefined;
   triggers: RunTriggerView[];
@@ -71,6 +72,8 @@ export function runRecords(deps: CollectionDeps & { secrets: SecretBox }) {
     memoryMB: row.spec.runtime?.memory ?? 2048,
     port: 8080,
     hosts: [],
+    // Reference control-plane.md: "minScale (0 means scale to zero)"; unset is 0.
+    minScale: Math.max(0, Math.floor(row.spec.runtime?.minScale ?? 0)),
     revision: revisionOf(row),
     lastMessage: row.events.at(-1)?.message,
     triggers: runTriggersOf(row.spec.triggers),
@@ -137,6 +140,20 @@ export function runRecords(deps: CollectionDeps & { secrets: SecretBox }) {
         return false; // gone (404) or contended: the next pass looks again
       }
       return wrote;
+    },
+    /** An event at the record's current status (STANDBY, stopped for idleness): status unchanged. */
+    async note(r: RunRecordView, message: string): Promise<void> {
+      const rows = new ResourceCollection<StoredSpec & StoredApplication>(deps, r.kind, LABELS[r.kind]);
+      const revisionNow = r.kind === APPLICATION_KIND ? applicationRevisionOf : revisionOf;
+      try {
+        await rows.mutate(r.workspace, r.name, 'run-plane', async (row) => {
+          if (row.id !== r.id || revisionNow(row) !== r.revision) return undefined;
+          const status = row.status ?? 'DEPLOYED';
+          return { patch: {}, event: newEvent(row, 'deployment', status, message, deps.now()) };
+        });
+      } catch {
+        // gone (404) or contended: an informational event is not retried
+      }
     },
   };
 }

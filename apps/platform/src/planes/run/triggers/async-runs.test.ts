@@ -54,6 +54,7 @@ describe('async runs', () => {
     public: false,
     image: 'img',
     memoryMB: 256,
+    minScale: 0,
     port: 8080,
     hosts: [],
     revision: 'r1',

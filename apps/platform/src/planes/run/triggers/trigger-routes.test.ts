@@ -31,6 +31,7 @@ const record = (
   public: false,
   image: 'img',
   memoryMB: 256,
+  minScale: 0,
   port: 8080,
   hosts: [],
   revision: 'r1',

@@ -168,6 +168,11 @@ export class SandboxProxy {
     });
   }
 
+  /** Closes the idle keep-alive connections to one upstream (the run plane, before a freeze). */
+  dropIdle(to: { host: string; port: number }): void {
+    for (const socket of [...(this.agent.freeSockets[this.agent.getName(to)] ?? [])]) socket.destroy();
+  }
+
   close(): void {
     this.agent.destroy();
   }
