@@ -5,11 +5,14 @@
 // replica from memory, the byte-for-byte proxy). Rounds interleaved (direct, gateway, direct, …)
 // so machine load hits both:
 //  - latency of POST {inputs} p50/p99 and the added ms (goal < 1 ms p50 added);
-//  - requests/s with 32 concurrent clients, and gateway/direct as a ratio.
-// Not yet: first request from STANDBY or after scale to zero (the run plane has neither yet).
+//  - requests/s with 32 concurrent clients, and gateway/direct as a ratio;
+//  - then (bench/run-plane-idle.ts, the platform restarted on the same home with 1 s / 4 s idle
+//    windows, the replica re-attached): first request from STANDBY vs the warm one after it, and
+//    first request after full scale to zero (image cached) vs the warm one after it.
 //
 //   npm run build && node --import tsx bench/run-plane.ts
-//   ITERATIONS=1000 ROUNDS=5 SECONDS=4 node --import tsx bench/run-plane.ts
+//   ITERATIONS=1000 ROUNDS=5 SECONDS=4 STANDBY_RUNS=30 COLD_RUNS=10 node --import tsx bench/run-plane.ts
+//   BENCH_BRIDGE / BENCH_SUBNET: another bridge and /16 (default tarmacrp1, 10.191.0.0/16).
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
@@ -17,16 +20,21 @@ import { join } from 'node:path';
 import { zipOf } from '../apps/platform/src/planes/builds/test-archives.js';
 import { APP_MEMBERS } from '../tests/e2e/run/app-image.js';
 import { removeHome, startPlatform } from '../tests/e2e/support/platform.js';
+import { measureIdle } from './run-plane-idle.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const ITERATIONS = Number(process.env.ITERATIONS ?? 1000);
 const SECONDS = Number(process.env.SECONDS ?? 4);
+const STANDBY_RUNS = Number(process.env.STANDBY_RUNS ?? 30);
+const COLD_RUNS = Number(process.env.COLD_RUNS ?? 10);
 const CONCURRENCY = 32;
+const NETWORK = {
+  TARMAC_BRIDGE: process.env.BENCH_BRIDGE ?? 'tarmacrp1',
+  TARMAC_SUBNET: process.env.BENCH_SUBNET ?? '10.191.0.0/16',
+};
 const IMAGE_DIR = process.env.TARMAC_TEST_IMAGE_DIR ?? '/var/cache/tarmac-test/images';
 
-const platform = await startPlatform({
-  env: { TARMAC_BRIDGE: 'tarmacrp1', TARMAC_SUBNET: '10.191.0.0/16' },
-});
+let platform = await startPlatform({ env: NETWORK });
 const ws = platform.credentials.workspace;
 const key = platform.credentials.apiKey;
 const workspaceId = ((await (await platform.api(`/v0/workspaces/${ws}`)).json()) as { id: string }).id;
@@ -136,6 +144,32 @@ console.log(
 );
 
 agent.destroy();
+
+// STANDBY and scale to zero: the replica outlives the platform; the restarted one adopts it.
+await platform.stop();
+platform = await startPlatform({
+  home: platform.home,
+  env: { ...NETWORK, TARMAC_RUN_STANDBY_AFTER_SECONDS: '1', TARMAC_RUN_STOP_AFTER_SECONDS: '4' },
+});
+const idle = await measureIdle(
+  { port: platform.port, path: `/${ws}/agents/bench`, key, home: platform.home },
+  STANDBY_RUNS,
+  COLD_RUNS,
+);
+const spread = (xs: number[]) =>
+  `p50 ${ms(pct(xs, 0.5))} p99 ${ms(pct(xs, 0.99))} max ${ms(Math.max(...xs))}`;
+console.log(
+  `from STANDBY (${STANDBY_RUNS}) first ${spread(idle.standby)} | warm after ${spread(idle.warmAfterStandby)} | added p50 ${ms(pct(idle.standby, 0.5) - pct(idle.warmAfterStandby, 0.5))} p99 ${ms(pct(idle.standby, 0.99) - pct(idle.warmAfterStandby, 0.99))} (goal < 5 ms p99)`,
+);
+console.log(
+  `after scale to zero (${COLD_RUNS}) first byte ${spread(idle.cold)} | warm after ${spread(idle.warmAfterCold)} | ratio p50 ${(pct(idle.cold, 0.5) / pct(idle.warmAfterCold, 0.5)).toFixed(0)}x (goal < 500 ms)`,
+);
+console.log(
+  `load after: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
+
 await platform.api('/v0/agents/bench', { method: 'DELETE' });
 for (let i = 0; i < 60 && readdirSync(join(platform.home, 'sandboxes')).length > 0; i++)
   await new Promise((res) => setTimeout(res, 500));

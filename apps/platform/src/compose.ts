@@ -187,7 +187,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     changes: shared.changeFeed,
     home: config.home,
     logger,
-    ...config.run, // readyTimeoutMs, holdMs, async (config/workloads.ts)
+    ...config.run, // readyTimeoutMs, holdMs, async, idle windows, start-up CPU (config/workloads.ts)
     maxHeld: 1000,
     domain: platformDomain,
     platformHostnames: platformHostnames(config.publicUrl, config.host, platformDomain),

@@ -100,6 +100,12 @@ export class Cgroups {
     };
   }
 
+  /** Sets the CFS quota (µs per `period`): one pseudo-file write, no runc spawn. */
+  setCpuQuota(rel: string, quota: number, period: number): void {
+    if (this.version === 1) writeFileSync(join(this.dir(rel, 'cpu'), 'cpu.cfs_quota_us'), String(quota));
+    else writeFileSync(join(this.dir(rel, ''), 'cpu.max'), `${quota} ${period}`);
+  }
+
   /** OOM kills so far, or null when the cgroup is gone. */
   oomKills(rel: string): number | null {
     try {

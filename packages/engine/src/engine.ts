@@ -23,6 +23,11 @@ export interface SandboxSpec {
   image: string;
   /** Hard memory limit in MB; CPU is memoryMB / 2048 cores. */
   memoryMB: number;
+  /**
+   * CPU cores the container may use until `LocalEngine.endCpuBoost` (when more than memoryMB /
+   * 2048): a startup boost, so a small workload boots at full speed (the run plane's replicas).
+   */
+  startupCpuCores?: number;
   /** Max processes in the sandbox's cgroup (default 1024). */
   pidsLimit?: number;
   /** Size of the sandbox's writable layer in MB (default: the engine's defaultDiskMB). */

@@ -229,6 +229,12 @@ export class LocalEngine implements Engine {
     this.cgroups.thaw(cgroup);
   }
 
+  /** Ends a startup CPU boost (SandboxSpec.startupCpuCores): back to memoryMB / 2048 cores. */
+  endCpuBoost(id: string): void {
+    const rec = this.files.read(id);
+    this.cgroups.setCpuQuota(rec.cgroup, cpuQuota(rec.memoryMB), CPU_PERIOD_US);
+  }
+
   async stats(id: string): Promise<SandboxStats> {
     const rec = this.files.read(id);
     const s = this.cgroups.stats(rec.cgroup);

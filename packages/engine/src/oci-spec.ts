@@ -21,6 +21,8 @@ export interface SandboxOciInput {
   hostname: string;
   cgroupsPath: string;
   memoryMB: number;
+  /** A startup CPU boost (SandboxSpec.startupCpuCores). */
+  startupCpuCores?: number;
   pidsLimit: number;
   /** RLIMIT_NOFILE (soft = hard) of every process in the sandbox. */
   nofileLimit: number;
@@ -158,7 +160,10 @@ export function sandboxOciSpec(input: SandboxOciInput): object {
       resources: {
         devices: [{ allow: false, access: 'rwm' }],
         memory: { limit: memBytes },
-        cpu: { quota: cpuQuota(input.memoryMB), period: CPU_PERIOD_US },
+        cpu: {
+          quota: Math.max(cpuQuota(input.memoryMB), Math.round((input.startupCpuCores ?? 0) * CPU_PERIOD_US)),
+          period: CPU_PERIOD_US,
+        },
         pids: { limit: input.pidsLimit },
       },
       namespaces: [

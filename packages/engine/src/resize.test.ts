@@ -56,6 +56,16 @@ describe.skipIf(missing !== null)(`LocalEngine.resize${missing ? ` (skipped: ${m
     expect(await sh(info.id, 'pgrep -x sleep')).toBe(sleeper);
   }, 60_000);
 
+  it('a start-up CPU boost: more cores until endCpuBoost, then memoryMB / 2048 again (run plane replicas)', async () => {
+    const id = uniqueId('boost');
+    created.push(id);
+    await engine.createSandbox({ id, image: 'tarmac/base:latest', memoryMB: 256, startupCpuCores: 1 });
+    await engine.waitReady(id, 10_000);
+    expect(await cpuQuotaInside(id)).toBe('100000'); // 1 core over the 100 ms period
+    engine.endCpuBoost(id);
+    expect(await cpuQuotaInside(id)).toBe(String(cpuQuota(256))); // 1/8 core
+  }, 60_000);
+
   it('resizes a frozen sandbox, which stays frozen', async () => {
     const info = await start('resize-frozen', 1024);
     await engine.freeze(info.id);

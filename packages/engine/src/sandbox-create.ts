@@ -92,6 +92,7 @@ export async function createSandboxOnHost(host: SandboxHost, spec: SandboxSpec):
       hostname,
       cgroupsPath: `/${cgroup}`,
       memoryMB: record.memoryMB,
+      ...(spec.startupCpuCores ? { startupCpuCores: spec.startupCpuCores } : {}),
       pidsLimit: record.pidsLimit,
       nofileLimit: host.opts.nofileLimit ?? DEFAULT_NOFILE_LIMIT,
       idRange: host.idRange,

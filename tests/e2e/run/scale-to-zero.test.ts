@@ -7,7 +7,7 @@
 // while a new replica starts and then served; a platform restart keeps a frozen replica frozen and
 // resumes it on the next request (same process); minScale 1 keeps a replica running, never frozen.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -49,6 +49,16 @@ function runcState(id: string): string {
   }
 }
 
+/** The container's CFS quota (µs per 100 ms), read on the host from its cgroup (v1 or v2). */
+function cpuQuotaOf(home: string, id: string): string {
+  const { cgroup } = JSON.parse(readFileSync(join(home, 'sandboxes', id, 'sandbox.json'), 'utf8')) as {
+    cgroup: string;
+  };
+  const v1 = join('/sys/fs/cgroup/cpu', cgroup, 'cpu.cfs_quota_us');
+  return existsSync(v1)
+    ? readFileSync(v1, 'utf8').trim()
+    : readFileSync(join('/sys/fs/cgroup', cgroup, 'cpu.max'), 'utf8').split(' ')[0]!;
+}
 describe.skipIf(skip !== null)(`run plane: STANDBY, then stopped${skip ? ` (skipped: ${skip})` : ''}`, () => {
   let p: RunningPlatform;
   let home = '';
@@ -218,6 +228,10 @@ describe.skipIf(skip !== null)(`run plane: STANDBY, then stopped${skip ? ` (skip
     const after = await boot(); // held while a replica starts, never an immediate 503
     console.log(`first request after scale to zero: ${(performance.now() - t).toFixed(0)} ms`);
     expect(after).not.toBe(before); // a new process
+    // It started with a CPU boost (TARMAC_RUN_STARTUP_CPU_CORES, 1 core) that ended once it
+    // answered: its quota is its memory's share again, 256 MB / 2048 of a 100 ms period.
+    const fresh = (await replicaOf('sleepy'))!;
+    expect(cpuQuotaOf(home, fresh)).toBe('12500');
     expect(await chat('t1', 'c')).toEqual(['c']); // memory did not survive a stop, as documented
     const woke = await untilEvent(
       'sleepy',

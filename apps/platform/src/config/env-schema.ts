@@ -146,6 +146,8 @@ export const platformEnvSchema = z.object({
    */
   TARMAC_CALLBACK_ALLOW: optional,
   TARMAC_RUN_STANDBY_AFTER_SECONDS: optional,
+  // CPU cores a starting replica may use until it answers (1; 0: only its memory's share).
+  TARMAC_RUN_STARTUP_CPU_CORES: optional,
   TARMAC_RUN_STOP_AFTER_SECONDS: optional,
 
   // Metering (planes/metering/ARCHITECTURE.md).

@@ -12,6 +12,8 @@ export interface JobsConfig {
 /** The run plane's settings (planes/run/ARCHITECTURE.md). */
 export interface RunConfig {
   readyTimeoutMs: number;
+  /** CPU cores a replica may use until it answers (a start-up boost); 0: none. */
+  startupCpuCores: number;
   holdMs: number;
   async: {
     concurrency: number;
@@ -53,6 +55,7 @@ export function runConfig(e: PlatformEnv): RunConfig {
     readyTimeoutMs:
       1000 *
       boundedWholeNumber(e.TARMAC_RUN_READY_TIMEOUT_SECONDS, 'TARMAC_RUN_READY_TIMEOUT_SECONDS', 60, 1),
+    startupCpuCores: boundedWholeNumber(e.TARMAC_RUN_STARTUP_CPU_CORES, 'TARMAC_RUN_STARTUP_CPU_CORES', 1, 0),
     holdMs: 1000 * boundedWholeNumber(e.TARMAC_RUN_HOLD_SECONDS, 'TARMAC_RUN_HOLD_SECONDS', 60, 1),
     async: {
       concurrency: boundedWholeNumber(e.TARMAC_RUN_ASYNC_CONCURRENCY, 'TARMAC_RUN_ASYNC_CONCURRENCY', 4, 1),

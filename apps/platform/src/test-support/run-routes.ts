@@ -39,6 +39,7 @@ export function testRunPlane(
       readLog: noEngine,
       list: noEngine,
       freeze: noEngine,
+      endCpuBoost: () => undefined,
       thawSync: () => {
         throw new EngineUnavailableError('run plane', new Error('no engine in in-process HTTP tests'));
       },
@@ -51,6 +52,7 @@ export function testRunPlane(
     home: '/nonexistent',
     logger,
     readyTimeoutMs: 1000,
+    startupCpuCores: 0,
     holdMs: 1000,
     maxHeld: 10,
     domain: DEFAULT_HOSTS.domain,

@@ -25,7 +25,10 @@ export interface ProbeOptions {
   port: number;
   /** Give up after this long (TARMAC_RUN_READY_TIMEOUT_SECONDS). */
   deadlineMs: number;
-  /** Between attempts (a refused connection answers at once). */
+  /**
+   * Between attempts (a refused connection answers at once): 10 ms during the first second (a
+   * request may be held for this replica: scale to zero's cold start), then 100 ms.
+   */
   intervalMs?: number;
   /** Checked between attempts: true stops the probe (the container exited, or it was removed). */
   gone: () => Promise<boolean> | boolean;
@@ -37,9 +40,10 @@ export type ProbeResult = 'ready' | 'gone' | 'timeout';
 /** Probes until the port answers, the container is gone, or the deadline passes. */
 export async function probeUntilReady(o: ProbeOptions): Promise<ProbeResult> {
   const now = o.now ?? Date.now;
-  const end = now() + o.deadlineMs;
-  const interval = o.intervalMs ?? 100;
+  const started = now();
+  const end = started + o.deadlineMs;
   for (;;) {
+    const interval = o.intervalMs ?? (now() - started < 1000 ? 10 : 100);
     if (await tcpAnswers(o.host, o.port, Math.max(50, Math.min(1000, end - now())))) return 'ready';
     if (await o.gone()) return 'gone';
     if (now() >= end) return 'timeout';

@@ -78,7 +78,7 @@ export async function adoptReplicas(d: AdoptionDeps): Promise<void> {
   await Promise.all(
     d.sets.all().map(async (r) => {
       if (r.phase === 'standby') return;
-      const out = await d.launcher.probe(r, () => true, ADOPT_PROBE_MS);
+      const out = await d.launcher.probe(r, () => true, ADOPT_PROBE_MS); // ends a start-up boost
       if (out.kind === 'ready') return;
       d.logger.warn({ replica: r.engineId }, 're-attached replica does not answer; replacing it');
       d.sets.remove(r);

@@ -46,6 +46,8 @@ export interface ReplicaContainerInput {
   slot: number;
   env: Record<string, string>;
   defaults: { env: Record<string, string>; files: HostFile[] };
+  /** Cores until it answers (a start-up boost, ended by the launcher); 0: none. */
+  startupCpuCores?: number;
 }
 
 const TYPE_NAMES: Record<RunKind, string> = {
@@ -70,6 +72,7 @@ export function replicaContainerSpec(r: ReplicaContainerInput): SandboxSpec {
     id: r.engineId,
     image: r.image,
     memoryMB: record.memoryMB,
+    ...(r.startupCpuCores ? { startupCpuCores: r.startupCpuCores } : {}),
     env,
     hostname: record.name.slice(0, 63),
     ports: [],

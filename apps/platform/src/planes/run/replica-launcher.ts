@@ -39,6 +39,8 @@ export interface LauncherDeps {
   logs: LogArchive;
   logger: Logger;
   readyTimeoutMs: number;
+  /** CPU cores a replica may use until it answers (TARMAC_RUN_STARTUP_CPU_CORES); 0: no boost. */
+  startupCpuCores?: number;
   now: () => number;
   /** Told when a container starts to exist and when it is removed (metering). */
   usage?: ReplicaUsage;
@@ -56,6 +58,7 @@ export class ReplicaLauncher {
     attempt: number,
     wanted: () => boolean = () => true,
   ): Promise<LaunchOutcome> {
+    const t0 = this.d.now();
     const engineId = replicaEngineId(record.id, record.revision, slot, attempt);
     const credentialId = replicaCredentialId(record.id, slot);
     const image = record.image && (await this.d.setup.resolveImage(record.workspace, record.image));
@@ -73,8 +76,14 @@ export class ReplicaLauncher {
         slot,
         env: await this.d.catalogue.envOf(record),
         defaults: await this.d.setup.defaults(credentialId),
+        startupCpuCores: this.d.startupCpuCores ?? 0,
       });
+      const t1 = this.d.now();
       info = await this.d.engine.createSandbox(spec);
+      this.d.logger.debug(
+        { replica: engineId, prepareMs: t1 - t0, createMs: this.d.now() - t1 },
+        'replica container created',
+      );
     } catch (err) {
       const transient = isTransientHostError(err) || err instanceof InsufficientCapacityError;
       this.d.logger.warn({ err, record: record.name, transient }, 'replica container did not start');
@@ -102,7 +111,12 @@ export class ReplicaLauncher {
       inflight: 0,
       lastUsedMs: this.d.now(),
     };
-    return this.probe(replica, wanted);
+    const out = await this.probe(replica, wanted);
+    this.d.logger.debug(
+      { replica: engineId, totalMs: this.d.now() - t0, outcome: out.kind },
+      'replica probed',
+    );
+    return out;
   }
 
   /** From now on the container's memory and image are metered (usage/replica-usage.ts). */
@@ -143,6 +157,7 @@ export class ReplicaLauncher {
     });
     if (cancelled) return { kind: 'cancelled', replica };
     if (result === 'ready') {
+      this.endBoost(replica.engineId);
       replica.phase = 'ready';
       replica.readyAtMs = this.d.now();
       return { kind: 'ready', replica };
@@ -153,6 +168,19 @@ export class ReplicaLauncher {
     }
     const lastLines = await this.lastLines(replica.engineId);
     return { kind: 'exited', replica, exitCode: stopped?.exitCode ?? null, lastLines };
+  }
+
+  /**
+   * Startup boost over (README "container contract"): the replica keeps memoryMB / 2048 cores.
+   * A failure leaves the boost (logged): the replica still serves.
+   */
+  endBoost(engineId: string): void {
+    if (!this.d.startupCpuCores) return;
+    try {
+      this.d.engine.endCpuBoost(engineId);
+    } catch (err) {
+      this.d.logger.warn({ err, replica: engineId }, 'could not end a replica start-up CPU boost');
+    }
   }
 
   /** The last lines of a container's output (the exit-code line the engine appends dropped). */

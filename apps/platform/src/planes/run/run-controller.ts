@@ -41,6 +41,8 @@ export interface RunControllerDeps {
   logger: Logger;
   /** Longest a new replica may take to listen on PORT (TARMAC_RUN_READY_TIMEOUT_SECONDS). */
   readyTimeoutMs: number;
+  /** CPU cores a starting replica may use until it answers (TARMAC_RUN_STARTUP_CPU_CORES). */
+  startupCpuCores?: number;
   /** Told after every pass that touched a record, and when a replica becomes ready. */
   onRecord?: (kind: RunKind, workspace: string, name: string) => void;
   /** Longest a retired replica's requests in flight may take to finish before it is stopped. */
@@ -268,6 +270,8 @@ export class RunController {
     )
       return;
     current.launching = true;
+    if (current.wokenAtMs !== undefined)
+      this.d.logger.debug({ record: record.name, afterMs: now - current.wokenAtMs }, 'woken set launches');
     const attempt = current.nextAttempt++;
     void this.launcher
       .launch(record, 0, attempt, () => this.wanted(record))

@@ -40,6 +40,7 @@ export interface RunPlaneDeps {
   home: string;
   logger: Logger;
   readyTimeoutMs: number;
+  startupCpuCores: number;
   holdMs: number;
   maxHeld: number;
   /** STANDBY and stop windows (TARMAC_RUN_STANDBY_AFTER_SECONDS, TARMAC_RUN_STOP_AFTER_SECONDS). */
@@ -91,6 +92,7 @@ export function createRunPlane(d: RunPlaneDeps): RunPlane {
     logs,
     logger: d.logger,
     readyTimeoutMs: d.readyTimeoutMs,
+    startupCpuCores: d.startupCpuCores,
     idle: d.idle,
     ...(d.forwarder.dropIdle ? { dropIdle: d.forwarder.dropIdle.bind(d.forwarder) } : {}),
     onRecord: (kind, workspace, name) => held.notify(workspace, `${kind}/${name}`),

@@ -101,6 +101,8 @@ export type ReplicaEngine = Pick<
   freeze(id: string): Promise<void>;
   /** Synchronous on purpose: the resume runs on a request's path (one cgroup write). */
   thawSync(id: string): void;
+  /** Back to the memory-proportional CPU quota once a replica answers (startup boost over). */
+  endCpuBoost(id: string): void;
 };
 
 export interface ReplicaSetup {
