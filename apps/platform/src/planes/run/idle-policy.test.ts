@@ -81,6 +81,8 @@ describe('IdlePolicy', () => {
       image: 'agents/a:1',
       memoryMB: 256,
       minScale,
+      port: 8080,
+      hosts: [],
       revision: 'r1',
       lastMessage: undefined,
     };
