@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import {
   buildProxyEnv,
+  needsNetwork,
   type BuildNetworkLease,
   type BuildNetworkMode,
   type BuildNetworkProvider,
@@ -36,7 +37,8 @@ export interface BuildahOptions {
 export interface BuildRequest {
   contextDir: string;
   dockerfile: string;
-  tag: string;
+  /** Where the image goes: `oci:<layout dir>:<name>` (layer-export.ts) or a storage tag. */
+  output: string;
   buildArgs: Record<string, string>;
   /** `--secret id=<id>,src=<file>`: files outside the context, never in the image. */
   secrets: Array<{ id: string; file: string }>;
@@ -58,6 +60,8 @@ export interface SeedImage {
 
 export class Buildah {
   private caBundle: string | undefined;
+  /** The seeded base image's name: a FROM of it alone needs no network (needsNetwork). */
+  private baseName = '';
 
   constructor(private readonly o: BuildahOptions) {}
 
@@ -70,6 +74,7 @@ export class Buildah {
     // Build steps trust the base image's CAs plus the operator's (mounted, never in a layer).
     const bundle = join(image.rootfs, 'etc/ssl/certs/ca-certificates.crt');
     this.caBundle = (existsSync(bundle) ? readFileSync(bundle, 'utf8') : '') + '\n' + this.o.trustedCaPem;
+    this.baseName = image.name;
     const marker = join(this.o.root, `.seeded-${Buffer.from(image.name).toString('hex')}`);
     if (existsSync(marker) && readFileSync(marker, 'utf8') === image.version) return;
     log(`Preparing base image ${image.name} for builds`);
@@ -91,7 +96,7 @@ export class Buildah {
   async build(r: BuildRequest): Promise<void> {
     const caFile = join(this.o.root, 'build-ca-bundle.crt');
     writeFileSync(caFile, this.caBundle ?? this.o.trustedCaPem);
-    const lease = await this.openNetwork();
+    const lease = needsNetwork(readText(r.dockerfile), this.baseName) ? await this.openNetwork() : undefined;
     // This build's own runc state and TMPDIR: whatever outlives buildah is found there.
     const scratch = join(scratchRoot(this.o), randomBytes(6).toString('hex'));
     mkdirSync(join(scratch, 'tmp'), { recursive: true, mode: 0o700 });
@@ -103,6 +108,7 @@ export class Buildah {
     }
   }
 
+  /** The egress namespace and proxy, in `egress` mode. */
   private async openNetwork(): Promise<BuildNetworkLease | undefined> {
     if (this.o.network !== 'egress') return undefined;
     if (!this.o.egress)
@@ -134,7 +140,8 @@ export class Buildah {
       // Step containers' runc state under our runroot: a crashed run's are found (builder-orphans.ts).
       '--runtime-flag',
       `root=${join(scratch, 'runc')}`,
-      `--network=${lease ? `ns:${lease.netnsPath}` : this.o.network}`,
+      // egress without a lease: the Dockerfile runs nothing and fetches nothing (needsNetwork).
+      `--network=${lease ? `ns:${lease.netnsPath}` : this.o.network === 'egress' ? 'none' : this.o.network}`,
       `--memory=${this.o.memoryMB}m`,
       // Trusted CAs for build steps only: a bind mount is not part of any layer (issue 15).
       '--volume',
@@ -142,49 +149,13 @@ export class Buildah {
       '-f',
       r.dockerfile,
       '-t',
-      r.tag,
+      r.output,
       ...Object.entries(r.buildArgs).flatMap(([k, v]) => ['--build-arg', `${k}=${v}`]),
       ...r.secrets.flatMap((s) => ['--secret', `id=${s.id},src=${s.file}`]),
       r.contextDir,
     ];
     const env = { TMPDIR: join(scratch, 'tmp'), ...(lease ? buildProxyEnv(lease.proxyUrl) : {}) };
     await this.run(args, log, r.signal, { env });
-  }
-
-  /** The image's layers as its config names them (diff IDs: uncompressed digests), bottom first. */
-  async diffIds(tag: string, signal: AbortSignal): Promise<string[]> {
-    // Go's print of the list, "[sha256:… sha256:…]" (buildah 1.28's templates have no json).
-    const out = await this.run(
-      ['inspect', '--type', 'image', '--format', '{{.OCIv1.RootFS.DiffIDs}}', tag],
-      () => {},
-      signal,
-    );
-    const ids = out
-      .trim()
-      .replace(/^\[|\]$/g, '')
-      .split(/\s+/)
-      .filter(Boolean);
-    if (ids.length === 0 || !ids.every((d) => /^sha256:[a-f0-9]{64}$/.test(d)))
-      throw new BuildFailure(`the built image names no layers (${out.trim().slice(0, 100)})`);
-    return ids;
-  }
-
-  /**
-   * Writes the built image to `dest`: `oci:` (the layers already there, put by layer-export.ts,
-   * are skipped; the others are gzipped, as buildah 1.28 always does for this transport) or
-   * `dir:` (every layer, uncompressed: when little is cached, cheaper than gzipping it all).
-   */
-  async exportImage(
-    tag: string,
-    dest: { oci: string } | { dir: string },
-    signal: AbortSignal,
-  ): Promise<void> {
-    const target = 'oci' in dest ? `oci:${dest.oci}:image` : `dir:${dest.dir}`;
-    await this.run(['push', '--quiet', '--disable-compression', tag, target], () => {}, signal);
-  }
-
-  async removeImage(tag: string): Promise<void> {
-    await this.run(['rmi', tag], () => {}, new AbortController().signal).catch(() => undefined);
   }
 
   /** Dangling layers and images no tag names any more (the GC's builder half). */
@@ -231,6 +202,15 @@ export class Buildah {
       onSpawn: (pid) => notePid(this.o, pid),
       onExit: (pid) => forgetPid(this.o, pid),
     });
+  }
+}
+
+/** The Dockerfile's text; unreadable counts as "RUN" (needsNetwork says yes; buildah reports why). */
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return 'RUN';
   }
 }
 
