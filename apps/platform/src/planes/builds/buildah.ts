@@ -10,6 +10,7 @@ import {
   type BuildNetworkProvider,
 } from './build-network.js';
 import { endScratch, forgetPid, notePid, reapBuilderOrphans, scratchRoot } from './builder-orphans.js';
+import { layoutComplete } from './layer-export.js';
 
 /**
  * The image builder (issue 15 "Builds"): buildah from Debian's packages, rootful, with its own
@@ -96,7 +97,10 @@ export class Buildah {
   async build(r: BuildRequest): Promise<void> {
     const caFile = join(this.o.root, 'build-ca-bundle.crt');
     writeFileSync(caFile, this.caBundle ?? this.o.trustedCaPem);
-    const lease = needsNetwork(readText(r.dockerfile), this.baseName) ? await this.openNetwork() : undefined;
+    const needed = this.o.network !== 'egress' || needsNetwork(readText(r.dockerfile), this.baseName);
+    const lease = needed ? await this.openNetwork() : undefined;
+    if (!needed)
+      r.log('Built without a network: the Dockerfile runs and fetches nothing (no RUN, ADD, ONBUILD)');
     // This build's own runc state and TMPDIR: whatever outlives buildah is found there.
     const scratch = join(scratchRoot(this.o), randomBytes(6).toString('hex'));
     mkdirSync(join(scratch, 'tmp'), { recursive: true, mode: 0o700 });
@@ -155,7 +159,22 @@ export class Buildah {
       r.contextDir,
     ];
     const env = { TMPDIR: join(scratch, 'tmp'), ...(lease ? buildProxyEnv(lease.proxyUrl) : {}) };
-    await this.run(args, log, r.signal, { env });
+    let cachedLast = false;
+    const watch = (line: string) => {
+      if (CACHED_LAST_STEP.test(line)) cachedLast = true;
+      log(line);
+    };
+    try {
+      await this.run(args, watch, r.signal, { env });
+    } catch (err) {
+      // buildah 1.28, last step from the layer cache: it copies the cached image to the `-t`
+      // destination, then looks the copy up in its own storage, which fails for an `oci:` layout
+      // ("locating new copy of image …: image not known", imagebuildah tagExistingImage) although
+      // the copy is whole. A whole layout is taken; the engine's import vets it like any other.
+      const layout = /^oci:(.+):[^:]*$/.exec(r.output)?.[1];
+      if (!cachedLast || r.signal.aborted || !layout || !layoutComplete(layout)) throw err;
+      r.log('The last step came from the layer cache; the image is in the layout');
+    }
   }
 
   /** Dangling layers and images no tag names any more (the GC's builder half). */
@@ -204,6 +223,9 @@ export class Buildah {
     });
   }
 }
+
+const CACHED_LAST_STEP =
+  /^Error: locating new copy of image "[0-9a-f]{64}" \(i\.e\., "oci:.*"\): image not known$/;
 
 /** The Dockerfile's text; unreadable counts as "RUN" (needsNetwork says yes; buildah reports why). */
 function readText(path: string): string {

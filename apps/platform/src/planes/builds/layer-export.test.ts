@@ -14,7 +14,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { LayerExport } from './layer-export.js';
+import { LayerExport, layoutComplete } from './layer-export.js';
 
 const hex = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 const TAR = 'application/vnd.oci.image.layer.v1.tar';
@@ -106,4 +106,18 @@ it('refuses a layout that names no single image', () => {
   cache.prepare(l1);
   writeFileSync(join(l1, 'index.json'), JSON.stringify({ schemaVersion: 2, manifests: [] }));
   expect(() => cache.finish(l1, new Set())).toThrow(/no single image/);
+});
+
+it('a layout is whole when its one image has its manifest, config and every layer blob', () => {
+  const cache = new LayerExport(join(work, 'cache'));
+  const l1 = join(work, 'l1');
+  cache.prepare(l1);
+  expect(layoutComplete(l1)).toBe(false);
+  const [, app] = build(l1, [
+    ['base layer', TAR],
+    ['app', TAR],
+  ]);
+  expect(layoutComplete(l1)).toBe(true);
+  rmSync(join(l1, 'blobs/sha256', app!.slice(7)));
+  expect(layoutComplete(l1)).toBe(false);
 });

@@ -105,6 +105,22 @@ export class LayerExport {
   }
 }
 
+/** Whether `layout` names one image whose manifest, config and layer blobs are all there. */
+export function layoutComplete(layout: string): boolean {
+  try {
+    const blobs = join(layout, 'blobs', 'sha256');
+    const index = readJson<{ manifests?: Array<{ digest: string }> }>(join(layout, 'index.json'));
+    if (index.manifests?.length !== 1) return false;
+    const manifest = readJson<{ config?: { digest: string }; layers?: Array<{ digest: string }> }>(
+      join(blobs, hex(index.manifests[0]!.digest)),
+    );
+    if (!manifest.config || !manifest.layers) return false;
+    return [manifest.config, ...manifest.layers].every((d) => statSync(join(blobs, hex(d.digest))).isFile());
+  } catch {
+    return false;
+  }
+}
+
 const HEX = /^[a-f0-9]{64}$/;
 const UNCOMPRESSED = 'application/vnd.oci.image.layer.v1.tar';
 
