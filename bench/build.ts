@@ -7,9 +7,11 @@
 //
 //   node --import tsx bench/build.ts          (RUNS=3 warm rounds)
 //   BASELINE_REPO=/path/to/built/checkout node --import tsx bench/build.ts
-//     also runs that checkout's platform and CLI the same way first (before/after in one run).
-// Needs root and buildah; uses a bridge/subnet of its own (10.173.0.0/16; BENCH_BRIDGE and
-// BENCH_SUBNET override them, so two benches can run side by side) and cleans up after, replicas
+//     also runs that checkout's platform and CLI the same way (before/after in one run): each
+//     warm round runs the baseline, this checkout and the bare builder back to back.
+// Needs root and buildah; uses a bridge/subnet of its own (10.173.0.0/16, the baseline's
+// 10.174.0.0/16; BENCH_BRIDGE, BENCH_SUBNET, BASELINE_BRIDGE and BASELINE_SUBNET override them, so
+// two benches can run side by side) and cleans up after, replicas
 // of the deployed agent included (they outlive a platform stop by design, issue 16). Between
 // rounds (untimed) it waits for the agent's replica to be DEPLOYED, so the runtime starting the
 // last image does not share the CPUs with the next build.
@@ -70,14 +72,21 @@ const stepsOf = (out: string) => out.split('\n').filter((l) => /^(Image built|Bu
 async function waitDeployed(p: RunningPlatform): Promise<void> {
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
-    const r = (await (await p.api('/v0/agents/node-agent')).json()) as { status?: string };
+    // A kept-alive socket the platform just closed fails one read: the next one opens another.
+    const r = (await p
+      .api('/v0/agents/node-agent')
+      .then((res) => res.json())
+      .catch(() => ({}))) as { status?: string };
     if (r.status === 'DEPLOYED' || r.status === 'FAILED') return;
     await new Promise((res) => setTimeout(res, 200));
   }
 }
 
-interface PlatformRun {
+interface Side {
   label: string;
+  cli: string;
+  p: RunningPlatform;
+  env: NodeJS.ProcessEnv;
   cliStartSecs: number;
   cold: number;
   warm: number[];
@@ -85,19 +94,14 @@ interface PlatformRun {
   dockerfile: string;
 }
 
-/** deploy -> BUILT, through the CLI as a user would: one cold round, then RUNS warm ones. */
-async function runPlatform(label: string, root: string): Promise<PlatformRun> {
+/** A platform of the checkout at `root`, and the CLI's own start (`tarmac --version`, median of 5). */
+async function open(label: string, root: string, bridge: string, subnet: string): Promise<Side> {
   const cli = cliOf(root);
-  // The CLI's own start (module load), alone: `tarmac --version`, median of 5.
   const starts = Array.from({ length: 5 }, () => timed(process.execPath, [cli, '--version']).secs);
   const p = await startPlatform({
     main: join(root, 'apps/platform/dist/main.js'),
     timeoutMs: 15 * 60_000,
-    env: {
-      TARMAC_IMAGE_DIR: imageDir(label),
-      TARMAC_BRIDGE: process.env.BENCH_BRIDGE ?? 'tmi15bench',
-      TARMAC_SUBNET: process.env.BENCH_SUBNET ?? '10.173.0.0/16',
-    },
+    env: { TARMAC_IMAGE_DIR: imageDir(label), TARMAC_BRIDGE: bridge, TARMAC_SUBNET: subnet },
   });
   const env = {
     PATH: process.env.PATH,
@@ -105,48 +109,31 @@ async function runPlatform(label: string, root: string): Promise<PlatformRun> {
     TARMAC_API_URL: p.url,
     TARMAC_API_KEY: p.credentials.apiKey,
   };
-  const run: PlatformRun = {
-    label,
-    cliStartSecs: median(starts),
-    cold: 0,
-    warm: [],
-    steps: [],
-    dockerfile: '',
-  };
-  try {
-    for (let i = 0; i <= RUNS; i++) {
-      touch(i);
-      const r = timed(process.execPath, [cli, 'deploy', folder], env);
-      if (i === 0) run.cold = r.secs;
-      else run.warm.push(r.secs);
-      run.steps.push(
-        `${label} ${i === 0 ? 'cold' : 'warm'} ${r.secs.toFixed(2)} s: ${stepsOf(r.stdout).join(' | ')}`,
-      );
-      // The generated Dockerfile, as the build log shows it (two-space indented lines).
-      run.dockerfile ||= r.stdout
-        .split('\n')
-        .filter((l) => /^ {2}[A-Z]+ /.test(l))
-        .map((l) => l.slice(2))
-        .join('\n');
-      await waitDeployed(p);
-    }
-  } finally {
-    await removeRunWorkloads(p).catch((err: unknown) => console.error(err));
-    await p.stop();
-    removeHome(p.home);
-  }
-  return run;
+  return { label, cli, p, env, cliStartSecs: median(starts), cold: 0, warm: [], steps: [], dockerfile: '' };
 }
 
-const runs: PlatformRun[] = [];
-try {
-  if (BASELINE) runs.push(await runPlatform('baseline', BASELINE));
-  runs.push(await runPlatform('platform', REPO_ROOT));
-} catch (err) {
-  rmSync(work, { recursive: true, force: true });
-  throw err;
+/** deploy -> BUILT, through the CLI as a user would; then (untimed) until the replica is DEPLOYED. */
+async function round(side: Side, i: number): Promise<void> {
+  const r = timed(process.execPath, [side.cli, 'deploy', folder], side.env);
+  if (i === 0) side.cold = r.secs;
+  else side.warm.push(r.secs);
+  side.steps.push(
+    `${side.label} ${i === 0 ? 'cold' : 'warm'} ${r.secs.toFixed(2)} s: ${stepsOf(r.stdout).join(' | ')}`,
+  );
+  // The generated Dockerfile, as the build log shows it (two-space indented lines).
+  side.dockerfile ||= r.stdout
+    .split('\n')
+    .filter((l) => /^ {2}[A-Z]+ /.test(l))
+    .map((l) => l.slice(2))
+    .join('\n');
+  await waitDeployed(side.p);
 }
-const loadAfterPlatform = load();
+
+async function close(side: Side): Promise<void> {
+  await removeRunWorkloads(side.p).catch((err: unknown) => console.error(err));
+  await side.p.stop();
+  removeHome(side.p.home);
+}
 
 // The bare builder on the same folder: the Dockerfile the platform generated for it, the same
 // flags, its own storage seeded with the same base image (the seeding is not timed, as it is not
@@ -160,17 +147,7 @@ const bh = [
   '--storage-driver',
   'overlay',
 ];
-const base = join(SHARED_IMAGES, BASE_DIR, 'layers/000');
-const ctr = execFileSync('buildah', [...bh, 'from', 'scratch'], { encoding: 'utf8' }).trim();
-const mnt = execFileSync('buildah', [...bh, 'mount', ctr], { encoding: 'utf8' }).trim();
-execFileSync('cp', ['-a', `${base}/.`, `${mnt}/`]);
-execFileSync('buildah', [...bh, 'umount', ctr]);
-execFileSync('buildah', [...bh, 'commit', '--quiet', ctr, 'docker.io/tarmac/base:latest']);
-execFileSync('buildah', [...bh, 'rm', ctr]);
 const dockerfile = join(work, 'Dockerfile');
-const generated = runs.at(-1)!.dockerfile;
-if (!generated.startsWith('FROM ')) throw new Error(`no generated Dockerfile in the build log: ${generated}`);
-writeFileSync(dockerfile, `${generated}\n`);
 const bud = (tag: string) =>
   timed('buildah', [
     ...bh,
@@ -185,41 +162,79 @@ const bud = (tag: string) =>
     tag,
     folder,
   ]).secs;
+function seedBare(): void {
+  const base = join(SHARED_IMAGES, BASE_DIR, 'layers/000');
+  const ctr = execFileSync('buildah', [...bh, 'from', 'scratch'], { encoding: 'utf8' }).trim();
+  const mnt = execFileSync('buildah', [...bh, 'mount', ctr], { encoding: 'utf8' }).trim();
+  execFileSync('cp', ['-a', `${base}/.`, `${mnt}/`]);
+  execFileSync('buildah', [...bh, 'umount', ctr]);
+  execFileSync('buildah', [...bh, 'commit', '--quiet', ctr, 'docker.io/tarmac/base:latest']);
+  execFileSync('buildah', [...bh, 'rm', ctr]);
+}
+
+// Cold rounds one after the other; then each warm round runs every side back to back (baseline,
+// this checkout, bare buildah), so a change of the machine's load hits them alike.
+const sides: Side[] = [];
 const bare = { cold: 0, warm: [] as number[] };
 try {
-  touch(100);
+  if (BASELINE)
+    sides.push(
+      await open(
+        'baseline',
+        BASELINE,
+        process.env.BASELINE_BRIDGE ?? 'tmi15base',
+        process.env.BASELINE_SUBNET ?? '10.174.0.0/16',
+      ),
+    );
+  sides.push(
+    await open(
+      'platform',
+      REPO_ROOT,
+      process.env.BENCH_BRIDGE ?? 'tmi15bench',
+      process.env.BENCH_SUBNET ?? '10.173.0.0/16',
+    ),
+  );
+  touch(0);
+  for (const side of sides) await round(side, 0);
+  const generated = sides.at(-1)!.dockerfile;
+  if (!generated.startsWith('FROM '))
+    throw new Error(`no generated Dockerfile in the build log: ${generated}`);
+  writeFileSync(dockerfile, `${generated}\n`);
+  seedBare();
   bare.cold = bud('localhost/bench:cold');
   for (let i = 1; i <= RUNS; i++) {
-    touch(100 + i);
+    touch(i);
+    for (const side of sides) await round(side, i);
     bare.warm.push(bud(`localhost/bench:warm${i}`));
   }
 } finally {
+  for (const side of sides) await close(side);
   spawnSync('buildah', [...bh, 'rm', '--all']);
   rmSync(work, { recursive: true, force: true });
 }
 
 const warmB = median(bare.warm);
-const report = (r: PlatformRun) => ({
+const report = (r: Side) => ({
   cliStartSecs: Number(r.cliStartSecs.toFixed(2)),
   cold: Number(r.cold.toFixed(1)),
   warmMedian: Number(median(r.warm).toFixed(2)),
   warmSpread: spread(r.warm),
   ratio: { cold: Number((r.cold / bare.cold).toFixed(2)), warm: Number((median(r.warm) / warmB).toFixed(2)) },
 });
-const mine = runs.at(-1)!;
+const mine = sides.at(-1)!;
 console.log(
   JSON.stringify(
     {
-      machine: { cpus: cpus().length, loadavgAfterPlatforms: loadAfterPlatform, loadavgEnd: load() },
-      seconds: Object.fromEntries(runs.map((r) => [r.label, report(r)])),
+      machine: { cpus: cpus().length, loadavgEnd: load() },
+      seconds: Object.fromEntries(sides.map((r) => [r.label, report(r)])),
       bareBud: {
         cold: Number(bare.cold.toFixed(1)),
         warmMedian: Number(warmB.toFixed(2)),
         warmSpread: spread(bare.warm),
       },
       goals: { warmUnder10s: median(mine.warm) < 10, overheadUnder1_2x: median(mine.warm) / warmB < 1.2 },
-      dockerfile: generated.split('\n'),
-      platformSteps: runs.flatMap((r) => r.steps),
+      dockerfile: mine.dockerfile.split('\n'),
+      platformSteps: sides.flatMap((r) => r.steps),
     },
     null,
     2,
