@@ -1,4 +1,4 @@
-import { NotFoundError, type Tarmac } from '@tarmac/sdk';
+import { NotFoundError, type BuildKind, type Tarmac } from '@tarmac/sdk';
 import type { CliContext } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
 import { selectFiles, zipFiles } from '../deploy/pack.js';
@@ -12,7 +12,9 @@ import { action, type Register } from './run.js';
  * the resource DEPLOYED once a runtime exists); FAILED exits 1 with the build's message.
  */
 const DONE = new Set(['BUILT', 'DEPLOYED']);
+/** Status polls when the build log cannot be followed; while it streams, its end says when to look. */
 const POLL_MS = 500;
+const STREAMING_POLL_MS = 5000;
 const TIMEOUT_MS = 60 * 60_000;
 
 export const registerDeploy: Register = (program, ctx, state) => {
@@ -96,8 +98,8 @@ async function deploy(
   }
   const client = await ctx.client(flags);
   const path = imageOnly ? `/v0/images/${kind}/${project.name}` : `/v0/${kind}/${project.name}`;
-  const exists = !imageOnly && (await found(client, path));
   if (flags.skipBuild) {
+    const exists = !imageOnly && (await found(client, path));
     const current = exists
       ? await client.call<{ spec?: { runtime?: { image?: string }; image?: string } }>('GET', path)
       : undefined;
@@ -123,7 +125,7 @@ async function deploy(
   out(`Uploading ${files.length} files (${archive.length} bytes) for ${project.type} ${project.name}`);
   const opened = imageOnly
     ? await client.builds.openImage(kind, project.name)
-    : await client.builds.openWorkload(kind, manifest, exists);
+    : await openWorkload(client, kind, manifest);
   await client.builds.upload(opened.uploadUrl, archive);
   const logs = client.builds.followLogs(path, (line) => ctx.stdout.write(`${line}\n`)).catch(() => undefined);
   const status = await waitForResult(client, path, imageOnly, logs);
@@ -137,6 +139,19 @@ async function deploy(
   }
   out(`${status.status}: ${status.image ?? project.name}`);
   return EXIT.ok;
+}
+
+/**
+ * Replaces the workload (PUT, a redeploy: the usual case) or creates it when there is none (404,
+ * then POST): one request for a redeploy instead of a look-up first.
+ */
+async function openWorkload(client: Tarmac, kind: BuildKind, manifest: { metadata: { name: string } }) {
+  try {
+    return await client.builds.openWorkload(kind, manifest, true);
+  } catch (err) {
+    if (!(err instanceof NotFoundError)) throw err;
+    return client.builds.openWorkload(kind, manifest, false);
+  }
 }
 
 async function found(client: Tarmac, path: string): Promise<boolean> {
@@ -157,16 +172,19 @@ interface Watched {
 }
 
 /**
- * Polls until BUILT/DEPLOYED or FAILED; only trusts a final state reached after BUILDING (bl does
- * the same). The build log ends when the build does, so its end cuts the wait for the next poll
- * short, once (issue 15 bench: half a poll interval on every deploy).
+ * Waits for BUILT/DEPLOYED or FAILED; only trusts a final state reached after BUILDING (bl does
+ * the same). The build log ends when the build does, after its record is final, so while the log
+ * streams the status is read when it ends (and every few seconds, in case); once it has ended, or
+ * when it cannot be followed, every POLL_MS (issue 15 bench: no poll requests competing with the
+ * build for the CPUs, and no wait for the next poll at the end).
  */
 async function waitForResult(client: Tarmac, path: string, imageOnly: boolean, logEnd: Promise<unknown>) {
   let ended = false;
   const logDone = logEnd.then(() => (ended = true));
   const deadline = Date.now() + TIMEOUT_MS;
   let sawBuilding = false;
-  for (;;) {
+  for (let looked = false; ; looked = true) {
+    if (!ended || looked) await nextLook(ended, logDone);
     const r = await client.call<Watched>('GET', path);
     const status = (imageOnly ? r.metadata?.status : r.status) ?? '';
     const events = (imageOnly ? (r.metadata as { events?: Watched['events'] })?.events : r.events) ?? [];
@@ -177,16 +195,19 @@ async function waitForResult(client: Tarmac, path: string, imageOnly: boolean, l
     if (status === 'FAILED') return { status, message: events.at(-1)?.message ?? '', image: undefined };
     if (Date.now() > deadline)
       throw new CliError('deploy', 'timed out waiting for the build', undefined, EXIT.timeout);
-    const wasEnded = ended;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, POLL_MS);
-      if (!wasEnded)
-        void logDone.then(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-    });
   }
+}
+
+/** Until the log ends (or STREAMING_POLL_MS) while it streams; POLL_MS after. */
+function nextLook(ended: boolean, logDone: Promise<unknown>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ended ? POLL_MS : STREAMING_POLL_MS);
+    if (!ended)
+      void logDone.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+  });
 }
 
 export type { Project };
