@@ -8,14 +8,18 @@ import { action, type Register } from './run.js';
 /**
  * `tarmac deploy [DIR]` and `tarmac push [DIR]` (issue 15; reference §3.3 "What bl deploy does"):
  * read tarmac.toml (or blaxel.toml), zip the folder with its excludes, upsert with
- * `?upload=true`, PUT the zip, stream the build log, and exit 0 only when the build is BUILT (or
- * the resource DEPLOYED once a runtime exists); FAILED exits 1 with the build's message.
+ * `?upload=true`, PUT the zip, stream the build log, and exit 0 only when the resource is DEPLOYED
+ * (agents, functions and applications: the run plane answered on the new revision's replica) or
+ * BUILT (jobs and `push`, which nothing serves); FAILED exits 1 with the build's or the replica's
+ * message. `--no-wait` stops at BUILT for every kind.
  */
 const DONE = new Set(['BUILT', 'DEPLOYED']);
 /** Status polls when the build log cannot be followed; while it streams, its end says when to look. */
 const POLL_MS = 500;
 const STREAMING_POLL_MS = 5000;
 const TIMEOUT_MS = 60 * 60_000;
+/** Status polls while a built revision's replica starts (the run plane answers within seconds). */
+const DEPLOY_POLL_MS = 250;
 
 export const registerDeploy: Register = (program, ctx, state) => {
   program
@@ -28,6 +32,7 @@ export const registerDeploy: Register = (program, ctx, state) => {
     .option('--skip-build', 'update the settings only; keep the image currently on the resource')
     .option('--dryrun', 'print the manifest and the files that would be uploaded; change nothing')
     .option('-y, --yes', 'do not ask for confirmation (deploy never asks; accepted for bl compatibility)')
+    .option('--no-wait', 'exit once the image is BUILT, without waiting for a replica to answer (DEPLOYED)')
     .action(
       action(
         state,
@@ -138,7 +143,39 @@ async function deploy(
     );
   }
   out(`${status.status}: ${status.image ?? project.name}`);
+  if (status.status === 'BUILT' && SERVED.has(kind) && !imageOnly && flags.wait !== false) {
+    out(`Waiting for ${project.type} ${project.name} to answer (DEPLOYED)`);
+    const served = await waitForDeployed(client, path);
+    if (served.status !== 'DEPLOYED' && served.status !== 'DEACTIVATED')
+      throw new CliError(
+        `deploy of ${project.type} ${project.name}`,
+        served.message || served.status,
+        `tarmac logs ${project.type} ${project.name}`,
+      );
+    out(`${served.status}: ${project.type} ${project.name}`);
+  }
   return EXIT.ok;
+}
+
+/** Kinds the run plane serves: a built image becomes a replica (issue 16). */
+const SERVED = new Set(['agents', 'functions', 'applications']);
+
+/**
+ * After BUILT, until the run plane's verdict on the new revision: DEPLOYED (a replica answered),
+ * FAILED (it crashed or never listened: its last log lines are the message), or DEACTIVATED (the
+ * resource is disabled, so nothing is to answer).
+ */
+async function waitForDeployed(client: Tarmac, path: string): Promise<{ status: string; message: string }> {
+  const deadline = Date.now() + TIMEOUT_MS;
+  for (;;) {
+    const r = await client.call<Watched>('GET', path);
+    const status = r.status ?? '';
+    if (status === 'DEPLOYED' || status === 'FAILED' || status === 'DEACTIVATED')
+      return { status, message: r.events?.at(-1)?.message ?? '' };
+    if (Date.now() > deadline)
+      throw new CliError('deploy', 'timed out waiting for a replica to answer', undefined, EXIT.timeout);
+    await new Promise((resolve) => setTimeout(resolve, DEPLOY_POLL_MS));
+  }
 }
 
 /**
