@@ -3,8 +3,9 @@
  * agent or function whose record names an image, level-triggered like the sandbox controller and
  * the job runner. Each pass reads the records (catalogue) and the replica sets (memory, rebuilt
  * from the engine's containers at start) and converges:
- *   - enabled, image, no replica of the newest revision → start one (after the crash backoff);
- *     once it answers on PORT → DEPLOYED, and replicas of older revisions are removed;
+ *   - enabled, image, no replica of a revision taking traffic (the newest, or spec.revision's
+ *     active and canary: traffic-split.ts) → start one (after the crash backoff); once each
+ *     answers on PORT → DEPLOYED, and replicas of revisions without traffic are removed;
  *   - a replica whose container stopped → output archived, container removed, started again
  *     after 1 s, 2 s, 4 s … (30 s cap); never answered → FAILED with its last log lines;
  *   - `enabled: false` → replicas removed, DEACTIVATED; a deleted record → replicas removed.
@@ -15,7 +16,15 @@ import type { LogArchive } from '../../framework/log-archive.js';
 import { adoptReplicas } from './replica-adoption.js';
 import { ReplicaLauncher, type LaunchOutcome } from './replica-launcher.js';
 import { backoffMs, ReplicaSets, STABLE_AFTER_MS, type Replica, type ReplicaSet } from './replica-sets.js';
-import type { ReplicaEngine, ReplicaSetup, RunCatalogue, RunKind, RunRecord } from './run-ports.js';
+import type {
+  ReplicaEngine,
+  ReplicaSetup,
+  RunCatalogue,
+  RunKind,
+  RunRecord,
+  TrafficTarget,
+} from './run-ports.js';
+import { isTarget, retirable, revisionRecord, servingReplica, targetsOf } from './traffic-split.js';
 import type { ReplicaUsage, UsagePhase } from './usage/replica-usage.js';
 
 export interface RunControllerDeps {
@@ -97,9 +106,12 @@ export class RunController {
     return this.records;
   }
 
-  /** The replica a request goes to (ReplicaSets.serving: the previous revision fills in). */
-  readyReplica(record: RunRecord): Replica | undefined {
-    return this.sets.serving(record.id, record.revision);
+  /**
+   * The replica a request goes to: one of `revision` (the gateway's weighted pick), else of another
+   * revision taking traffic, else of the set a rollout replaces (traffic-split.ts servingReplica).
+   */
+  readyReplica(record: RunRecord, revision = targetsOf(record)[0]!.revision): Replica | undefined {
+    return servingReplica(this.sets, record, revision);
   }
 
   /**
@@ -190,34 +202,45 @@ export class RunController {
       }
       return;
     }
-    if (BUILD_STATUSES.has(record.status) || !record.image) return;
-    const current = this.sets.set(record.id, record.revision);
+    if (BUILD_STATUSES.has(record.status)) return;
+    // Each revision taking traffic runs (traffic-split.ts); one without an image yet waits for it.
+    const targets = targetsOf(record).filter((t) => t.image);
+    if (targets.length === 0) return;
+    const answering: Replica[] = [];
+    for (const t of targets) {
+      const ready = this.converge(record, t, now);
+      if (ready) answering.push(ready);
+    }
+    if (answering.length < targets.length) return;
+    // Every revision with traffic answers: sets without traffic go (the rollout's end).
+    for (const set of retirable(this.sets.setsOf(record.id), targets)) this.retire(record.id, set);
+    if (record.status !== 'DEPLOYED') {
+      await this.d.catalogue.setStatus(record, 'DEPLOYED', deployedMessage(targets, answering));
+    }
+  }
+
+  /** One revision's set: its ready replica, or a start of one (after the crash backoff). */
+  private converge(record: RunRecord, t: TrafficTarget, now: number): Replica | undefined {
+    const current = this.sets.set(record.id, t.revision);
     const ready = current.replicas.find((r) => r.phase === 'ready');
     if (ready) {
       if (ready.readyAtMs !== undefined && now - ready.readyAtMs > STABLE_AFTER_MS) current.crashes = 0;
-      // The new revision serves: older sets go (a seam for canaries: ARCHITECTURE.md).
-      for (const set of sets) if (set.revision !== record.revision) this.retire(record.id, set);
-      if (record.status !== 'DEPLOYED') {
-        await this.d.catalogue.setStatus(
-          record,
-          'DEPLOYED',
-          `Replica ${ready.engineId} answers on port ${ready.port} (revision ${record.revision})`,
-        );
-      }
-      return;
+      return ready;
     }
     if (current.replicas.length > 0 || current.launching || current.blocked || now < current.notBeforeMs)
-      return;
+      return undefined;
     current.launching = true;
     const attempt = current.nextAttempt++;
+    const launched = revisionRecord(record, t);
     void this.launcher
-      .launch(record, 0, attempt, () => this.wanted(record))
+      .launch(launched, 0, attempt, () => this.wanted(launched))
       .then((out) => this.launched(record, current, out))
       .catch((err) => this.d.logger.error({ err, record: record.name }, 'replica launch failed'))
       .finally(() => {
         current.launching = false;
         this.kick();
       });
+    return undefined;
   }
 
   /** A container of this set that stopped: archived, removed, the set backs off. */
@@ -230,7 +253,7 @@ export class RunController {
       set.notBeforeMs = now + backoffMs(set.crashes);
       const lastLines = await this.launcher.lastLines(r.engineId);
       await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt).catch(() => undefined);
-      if (set.revision !== record.revision || !record.enabled) continue;
+      if (!isTarget(record, set.revision) || !record.enabled) continue;
       const code = info?.exitCode ?? null;
       this.d.logger.warn({ record: record.name, replica: r.engineId, code }, 'replica exited');
       await this.d.catalogue.setStatus(
@@ -241,10 +264,10 @@ export class RunController {
     }
   }
 
-  /** Whether the record still asks for this revision's replica (not deleted, disabled, changed). */
-  private wanted(record: RunRecord): boolean {
-    const now = this.records.get(recordKey(record.kind, record.workspace, record.name));
-    return now?.id === record.id && now.enabled && now.revision === record.revision;
+  /** Whether the record still gives this revision traffic (not deleted, disabled, moved on). */
+  private wanted(launched: RunRecord): boolean {
+    const now = this.records.get(recordKey(launched.kind, launched.workspace, launched.name));
+    return now?.id === launched.id && now.enabled && isTarget(now, launched.revision);
   }
 
   private async launched(record: RunRecord, set: ReplicaSet, out: LaunchOutcome): Promise<void> {
@@ -270,6 +293,7 @@ export class RunController {
     set.notBeforeMs = this.now() + backoffMs(set.crashes);
     const r = out.replica;
     await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt, 0).catch(() => undefined);
+    const of = targetsOf(record).length > 1 ? ` of revision ${set.revision}` : '';
     const why =
       out.kind === 'exited'
         ? `exited (code ${out.exitCode ?? 'unknown'}) before listening on port ${r.port}`
@@ -277,7 +301,7 @@ export class RunController {
     await this.d.catalogue.setStatus(
       record,
       'FAILED',
-      `Replica ${why}; retrying in ${Math.round(backoffMs(set.crashes) / 1000)} s${tail(out.lastLines)}`,
+      `Replica${of} ${why}; retrying in ${Math.round(backoffMs(set.crashes) / 1000)} s${tail(out.lastLines)}`,
     );
   }
 
@@ -308,6 +332,13 @@ async function drained(r: Replica, ms: number): Promise<void> {
   for (const end = Date.now() + ms; r.inflight > 0 && Date.now() < end;) {
     await new Promise((res) => setTimeout(res, 50));
   }
+}
+
+/** The DEPLOYED event: the replica answering (and, with a split, each revision's share). */
+function deployedMessage(targets: readonly TrafficTarget[], answering: readonly Replica[]): string {
+  const one = (r: Replica, t: TrafficTarget) =>
+    `Replica ${r.engineId} answers on port ${r.port} (revision ${t.revision}${targets.length > 1 ? `, ${t.percent}% of the traffic` : ''})`;
+  return targets.map((t, i) => one(answering[i]!, t)).join('; ');
 }
 
 const LABELS = { agent: 'Agent', function: 'Function', application: 'Application' } as const;
