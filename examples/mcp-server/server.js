@@ -4,12 +4,16 @@
 // {run_url}/{workspace}/functions/{name}/mcp. The function's integration connection's secret
 // (here API_TOKEN) arrives as an environment variable; the tool proves it has it without
 // printing it (a SHA-256 fingerprint), as a real tool would use it to call an API.
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomUUID, webcrypto } from 'node:crypto';
 import http from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+
+// The SDK calls the global Web Crypto (`crypto.randomUUID()`), global from Node 19 on; tarmac/base
+// carries Debian's Node 18, where it is only `node:crypto`'s webcrypto.
+globalThis.crypto ??= webcrypto;
 
 /** One McpServer per session, as the SDK's stateful examples do. */
 function newServer() {

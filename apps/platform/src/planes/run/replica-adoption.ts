@@ -7,7 +7,7 @@
  * started again by the controller's first pass) rather than holding the gateway's first answers.
  */
 import type { Logger } from 'pino';
-import { REPLICA_PORT, REPLICA_PREFIX, replicaCredentialId } from './replica-container.js';
+import { REPLICA_PORT, REPLICA_PREFIX } from './replica-container.js';
 import type { ReplicaLauncher } from './replica-launcher.js';
 import type { ReplicaSets } from './replica-sets.js';
 import type { ReplicaEngine } from './run-ports.js';
@@ -55,7 +55,8 @@ export async function adoptReplicas(d: AdoptionDeps): Promise<void> {
       ip: info.ip,
       port: Number(l.port) || REPLICA_PORT, // containers from before the label: 8080
       phase: 'starting',
-      credentialId: replicaCredentialId(l.record, slot),
+      // The label names it; replicas started before the label existed used `<record>.rp<slot>`.
+      credentialId: l.credential ?? `${l.record}.rp${slot}`,
       readyAtMs: undefined,
       inflight: 0,
       lastUsedMs: d.now(),

@@ -57,7 +57,7 @@ export class ReplicaLauncher {
     wanted: () => boolean = () => true,
   ): Promise<LaunchOutcome> {
     const engineId = replicaEngineId(record.id, record.revision, slot, attempt);
-    const credentialId = replicaCredentialId(record.id, slot);
+    const credentialId = replicaCredentialId(record.id, slot, record.revision);
     const image = record.image && (await this.d.setup.resolveImage(record.workspace, record.image));
     if (!image) {
       const message = `image "${record.image ?? ''}" is not in workspace ${record.workspace}'s image store (spec.runtime.image)`;
@@ -68,6 +68,7 @@ export class ReplicaLauncher {
     try {
       const spec = replicaContainerSpec({
         engineId,
+        credentialId,
         record,
         image,
         slot,

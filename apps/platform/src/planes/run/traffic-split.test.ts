@@ -55,7 +55,7 @@ function replica(revision: string, phase: Replica['phase'] = 'ready'): Replica {
     ip: '10.0.0.2',
     port: 8080,
     phase,
-    credentialId: 'rec.rp0',
+    credentialId: `rec.rp0.${revision}`,
     readyAtMs: 0,
     inflight: 0,
     lastUsedMs: 0,

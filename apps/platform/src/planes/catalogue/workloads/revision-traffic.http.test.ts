@@ -3,7 +3,6 @@
 // not; spec.revision naming unknown revisions, a canaryPercent out of range or without a canary
 // are 400s naming the field; GET …/revisions shows the configured split. (The run plane's view
 // of the split, each revision with its own image and envs: run-records.test.ts.)
-/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are inspected loosely */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openTestPlatform, testDatabases, type TestPlatform } from '../../../test-support/harness.js';
 
