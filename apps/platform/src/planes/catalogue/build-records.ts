@@ -29,6 +29,7 @@ interface ApplicationStored {
 interface RuntimeSpec {
   runtime?: Record<string, unknown>;
   integrationConnections?: string[];
+  revision?: { active?: string };
 }
 const LABELS: Record<Kind, string> = {
   agent: 'Agent',
@@ -168,7 +169,13 @@ export class CatalogueBuildRecords {
           status: 'BUILT',
           system: { ...row.system, revisions: [revision, ...revisions].slice(0, MAX_REVISIONS) },
         },
-        event: newEvent(row, 'build', 'BUILT', builtMessage(t.kind, image.ref, revision.id), now),
+        event: newEvent(
+          row,
+          'build',
+          'BUILT',
+          builtMessage(t.kind, image.ref, revision.id, row.spec.revision?.active),
+          now,
+        ),
       };
     });
   }
@@ -215,7 +222,10 @@ export class CatalogueBuildRecords {
 }
 
 /** What happens to a built image next, by kind (the run plane deploys agents and functions). */
-function builtMessage(kind: string, ref: string, revision: string): string {
+function builtMessage(kind: string, ref: string, revision: string, pinned: string | undefined): string {
   if (kind === 'job') return `Built image ${ref}; new executions run it`;
+  // spec.revision.active names the serving revision: the new one takes no traffic until chosen.
+  if (pinned)
+    return `Built image ${ref} as revision ${revision}; spec.revision.active keeps ${pinned} serving`;
   return `Built image ${ref}; revision ${revision} starts a replica of it`;
 }
