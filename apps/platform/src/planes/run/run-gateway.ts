@@ -25,7 +25,14 @@ import type { RunController } from './run-controller.js';
 import { RunError, sendRunError, upgradeError } from './run-error.js';
 import type { Replica } from './replica-sets.js';
 import { RUN_SEGMENTS, type Forwarder, type RunRecord } from './run-ports.js';
-import { chooseRevision, stickyCookie } from './traffic-split.js';
+import {
+  chooseRevision,
+  first,
+  isTarget,
+  SessionRevisions,
+  stickyCookie,
+  type RevisionChoice,
+} from './traffic-split.js';
 import type { AsyncRuns } from './triggers/async-runs.js';
 import { asyncAddress } from './triggers/async-address.js';
 import type { TriggerRoutes } from './triggers/trigger-routes.js';
@@ -72,6 +79,9 @@ const target = (replica: Replica, addr: RunAddress) => ({
 const COMING = new Set(['DEPLOYING', 'DEPLOYED', 'UPLOADING', 'BUILDING', 'BUILT']);
 
 export class RunGateway {
+  /** Which revision made each MCP session (traffic-split.ts): its requests go back there. */
+  readonly sessions = new SessionRevisions();
+
   constructor(private readonly d: RunGatewayDeps) {}
 
   /** A path-style agent/function address (applications are matched by Host: app-hosts.ts). */
@@ -105,6 +115,10 @@ export class RunGateway {
       await this.d.forwarder.forward(req, res, {
         ...target(replica, addr),
         appendResponseHeaders: cookie ? { 'set-cookie': cookie } : undefined,
+        onResponseHeaders: (h) => {
+          const session = first(h['mcp-session-id']);
+          if (session) this.sessions.remember(replica.recordId, session, replica.revision);
+        },
       });
     } finally {
       replica.inflight--;
@@ -131,11 +145,20 @@ export class RunGateway {
     }
   }
 
+  /** The revision of a request: the one that made its MCP session, else traffic-split's choice. */
+  private choose(record: RunRecord, req: IncomingMessage | undefined): RevisionChoice {
+    const headers = req?.headers ?? {};
+    const session = first(headers['mcp-session-id']);
+    const made = session && this.sessions.revisionOf(record.id, session);
+    if (made && isTarget(record, made)) return { revision: made, sticky: true };
+    return chooseRevision(record, headers, (this.d.now ?? Date.now)());
+  }
+
   /** A cookie keeping the client on the revision that served it, unless it already holds one. */
   private cookie(
     record: RunRecord,
     addr: RunAddress,
-    choice: { revision: string; sticky: boolean },
+    choice: RevisionChoice,
     served: Replica,
   ): string | undefined {
     const ttl = record.stickySessionTtl ?? 0;
@@ -204,7 +227,7 @@ export class RunGateway {
           const record = this.d.controller.record(addr.kind, addr.workspace, addr.name);
           if (!record) throw notFound(addr);
           if (!record.enabled) refuseAtOnce(record); // disabled: not even a replica still stopping
-          const choice = chooseRevision(record, req?.headers ?? {}, now());
+          const choice = this.choose(record, req);
           const replica = this.d.controller.readyReplica(record, choice.revision);
           if (replica) return { replica, cookie: this.cookie(record, addr, choice, replica) };
           refuseAtOnce(record);

@@ -5,7 +5,7 @@
  * egress defaults of a container, byte-for-byte forwarding, and the held-request waiters. The plane
  * constructs none of them.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Engine, HostFile, SandboxInfo } from '@tarmac/engine';
 
@@ -117,6 +117,8 @@ export interface ForwardTarget {
   drop?: ReadonlySet<string>;
   /** Added to the replica's answer, beside its own (the sticky-revision cookie). */
   appendResponseHeaders?: Readonly<Record<string, string>> | undefined;
+  /** Told the replica's response headers (an `Mcp-Session-Id` it made). */
+  onResponseHeaders?: ((headers: IncomingHttpHeaders) => void) | undefined;
 }
 
 /** Streams a request to a replica and its answer back (the sandbox gateway's proxy). */

@@ -15,6 +15,9 @@
  *   without honouring Max-Age stop sticking on time. Not signed: it can only choose among
  *   revisions the owner gives a share to. (The reference says nothing of how the public platform
  *   implements it; a cookie is what browsers and cookie-keeping HTTP clients follow unaided.)
+ * - **MCP sessions**: `Mcp-Session-Id` is made by the replica answering `initialize`; the gateway
+ *   remembers which revision made it (`SessionRevisions`) and sends the session's requests there
+ *   while that revision has a share (MCP clients keep no cookies).
  * - **Fallback**: when the chosen revision has no ready replica (starting, crash-looping) another
  *   target's ready replica serves, then any older set still running (a rollout in progress): a
  *   request waits only when nothing can answer.
@@ -85,7 +88,7 @@ function hashUnit(key: string): number {
   return createHash('sha256').update(key).digest().readUInt32BE(0) / 2 ** 32;
 }
 
-const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
+export const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
 
 /** The revision an unexpired sticky cookie names. */
 export function stickyRevision(cookie: string | string[] | undefined, nowMs: number): string | undefined {
@@ -130,4 +133,29 @@ export function retirable(sets: readonly ReplicaSet[], targets: readonly Traffic
     sets.some((s) => s.revision === t.revision && s.replicas.some((r) => r.phase === 'ready')),
   );
   return allReady ? sets.filter((s) => !wanted.has(s.revision)) : [];
+}
+
+/**
+ * Which revision made each MCP session, per record: bounded (the oldest entry goes first), in
+ * memory (after a platform restart a session's next request is placed like any other).
+ */
+export class SessionRevisions {
+  private readonly made = new Map<string, string>();
+
+  constructor(private readonly max = 10_000) {}
+
+  revisionOf(recordId: string, session: string): string | undefined {
+    return this.made.get(`${recordId}\u0000${session}`);
+  }
+
+  remember(recordId: string, session: string, revision: string): void {
+    const key = `${recordId}\u0000${session}`;
+    if (this.made.has(key)) return;
+    if (this.made.size >= this.max) this.made.delete(this.made.keys().next().value!);
+    this.made.set(key, revision);
+  }
+
+  get size(): number {
+    return this.made.size;
+  }
 }

@@ -41,6 +41,8 @@ export interface Upstream {
   responseHeaders?: Readonly<Record<string, string>>;
   /** Added to the response beside the upstream's own (the run plane's sticky-revision cookie). */
   appendResponseHeaders?: Readonly<Record<string, string>> | undefined;
+  /** Told the upstream's response headers (the run plane learns which revision made an MCP session). */
+  onResponseHeaders?: ((headers: IncomingHttpHeaders) => void) | undefined;
   /**
    * The sandboxd token (sandbox-credentials.ts), only when `port` is sandboxd's: a user server on
    * another port must never see it. A client's own header of that name is always dropped.
@@ -124,6 +126,7 @@ export class SandboxProxy {
       const upstream = request(
         { host: to.host, port: to.port, path: to.path, method: req.method, headers, agent: this.agent },
         (up) => {
+          to.onResponseHeaders?.(up.headers);
           const out = forwardHeaders(up.headers, DROP_RESPONSE, to.responseHeaders);
           res.writeHead(up.statusCode ?? 502, appendHeaders(out, to.appendResponseHeaders));
           up.pipe(res);
