@@ -166,7 +166,7 @@ describe.skipIf(skip !== null)(
       };
       await Promise.all(Array.from({ length: 16 }, worker));
       console.log(`canary split over 1,000 requests: ${JSON.stringify(counts)}`);
-    expect(counts.v1 + counts.v2).toBe(1000);
+      expect(counts.v1 + counts.v2).toBe(1000);
       expect(Math.abs(counts.v1 / 10 - 80), JSON.stringify(counts)).toBeLessThanOrEqual(5);
     }, 240_000);
 
