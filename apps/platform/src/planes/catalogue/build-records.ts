@@ -222,7 +222,7 @@ export class CatalogueBuildRecords {
 }
 
 /** What happens to a built image next, by kind (the run plane deploys agents and functions). */
-function builtMessage(kind: string, ref: string, revision: string, pinned: string | undefined): string {
+function builtMessage(kind: string, ref: string, revision: string, pinned?: string): string {
   if (kind === 'job') return `Built image ${ref}; new executions run it`;
   // spec.revision.active names the serving revision: the new one takes no traffic until chosen.
   if (pinned)

@@ -67,6 +67,7 @@ describe('replica container', () => {
     };
     const spec = replicaContainerSpec({
       engineId: 'rp-y',
+      credentialId: 'rec.rp0.b1',
       record: app,
       image: 'ws-1/applications/web:b1',
       slot: 0,

@@ -25,6 +25,8 @@ const record: RunRecord = {
   public: true,
   image: 'functions/tools:b',
   memoryMB: 256,
+  port: 8080,
+  hosts: [],
   revision: 'b',
   lastMessage: undefined,
   traffic: [

@@ -27,6 +27,8 @@ function record(over: Partial<RunRecord> = {}): RunRecord {
     public: false,
     image: 'agents/a:2',
     memoryMB: 256,
+    port: 8080,
+    hosts: [],
     revision: 'new',
     lastMessage: undefined,
     ...over,
