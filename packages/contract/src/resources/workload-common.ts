@@ -31,7 +31,6 @@ const percentSchema = z
   .min(0, 'must be at least 0')
   .max(100, 'must be at most 100');
 
-/** `RevisionConfiguration` (spec "Application"/"Agent" revision; reference §2.1). */
 /** Runtime fields of every auto-scaled workload (agents, functions; reference §2.1 runtime blocks). */
 export const scaledRuntimeShape = {
   envs: envsSchema.default([]),
@@ -58,13 +57,27 @@ export const scaleBoundsCheck: [
   { path: string[]; message: string },
 ] = [(r) => r.minScale <= r.maxScale, { path: ['minScale'], message: 'must not exceed maxScale' }];
 
+/**
+ * `RevisionConfiguration` (spec "Application"/"Agent" revision; reference §2.1): which revision
+ * takes the traffic (`active`, default the newest), a `canary` taking `canaryPercent` of it, and
+ * `stickySessionTtl` seconds during which a client stays on the revision that first answered it
+ * (planes/run ARCHITECTURE.md "Revisions and traffic"). `traffic` is kept as given (the reference
+ * does not say what it splits; the canary's share is `canaryPercent`). Names of revisions are
+ * checked against the record's revisions when it is written (400 naming the field).
+ */
 export const revisionConfigurationSchema = z.object({
-  active: z.string().max(64).optional(),
-  canary: z.string().max(64).optional(),
+  active: z.string().max(64, 'must be at most 64 characters').optional(),
+  canary: z.string().max(64, 'must be at most 64 characters').optional(),
   canaryPercent: percentSchema.optional(),
-  stickySessionTtl: z.number().int('must be an integer').min(0, 'must be at least 0').optional(),
+  stickySessionTtl: z
+    .number()
+    .int('must be an integer number of seconds')
+    .min(0, 'must be at least 0')
+    .max(604_800, 'must be at most 604800 (7 days)')
+    .optional(),
   traffic: percentSchema.optional(),
 });
+export type RevisionConfiguration = z.infer<typeof revisionConfigurationSchema>;
 
 export const TRIGGER_TYPES = ['http', 'http-async', 'cron'] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ResourceCollection, type CollectionDeps } from '../../framework/collection.js';
 import { newEvent } from '../../framework/events.js';
 import { IMAGE_KIND, imageKey, type StoredImageSpec, type StoredTag } from './images/image-rows.js';
+import { revisionContent, type StoredRevision } from './workloads/revision-traffic.js';
 
 /**
  * The catalogue's side of builds (issue 15): status writes of the records a build is for, and the
@@ -27,6 +28,8 @@ interface ApplicationStored {
 }
 interface RuntimeSpec {
   runtime?: Record<string, unknown>;
+  integrationConnections?: string[];
+  revision?: { active?: string };
 }
 const LABELS: Record<Kind, string> = {
   agent: 'Agent',
@@ -151,19 +154,28 @@ export class CatalogueBuildRecords {
     if (t.kind === 'application') return this.builtApplication(workspace, actor, t.name, image.ref, now);
     await this.rows(t).mutate(workspace, t.name, actor, async (row) => {
       const revisions = (row.system.revisions as unknown[] | undefined) ?? [];
-      const revision = {
+      const spec = { ...row.spec, runtime: { ...row.spec.runtime, image: image.ref } };
+      const revision: StoredRevision = {
         id: randomBytes(6).toString('hex'),
         createdAt: at,
         createdBy: actor,
         image: image.ref,
+        // What the revision runs, so it can run again as active or canary (revision-traffic.ts).
+        ...(t.kind === 'job' ? {} : { content: revisionContent(spec) }),
       };
       return {
         patch: {
-          spec: { ...row.spec, runtime: { ...row.spec.runtime, image: image.ref } },
+          spec,
           status: 'BUILT',
           system: { ...row.system, revisions: [revision, ...revisions].slice(0, MAX_REVISIONS) },
         },
-        event: newEvent(row, 'build', 'BUILT', builtMessage(t.kind, image.ref, revision.id), now),
+        event: newEvent(
+          row,
+          'build',
+          'BUILT',
+          builtMessage(t.kind, image.ref, revision.id, row.spec.revision?.active),
+          now,
+        ),
       };
     });
   }
@@ -210,7 +222,10 @@ export class CatalogueBuildRecords {
 }
 
 /** What happens to a built image next, by kind (the run plane deploys agents and functions). */
-function builtMessage(kind: string, ref: string, revision: string): string {
+function builtMessage(kind: string, ref: string, revision: string, pinned?: string): string {
   if (kind === 'job') return `Built image ${ref}; new executions run it`;
+  // spec.revision.active names the serving revision: the new one takes no traffic until chosen.
+  if (pinned)
+    return `Built image ${ref} as revision ${revision}; spec.revision.active keeps ${pinned} serving`;
   return `Built image ${ref}; revision ${revision} starts a replica of it`;
 }

@@ -198,6 +198,21 @@ describe('IdlePolicy', () => {
     expect(t.notes.at(-1)).toBe('Replica rp-a-r1-0-2 started for a request after scale to zero (420 ms)');
   });
 
+  it('a canary: a request whose revision sleeps wakes that set even while another revision serves it', () => {
+    const t = setup();
+    const other = replica({ engineId: 'rp-a-r0-0-1', revision: 'r0' });
+    t.sets.set('rec', 'r0').replicas.push(other);
+    t.sets.remove(t.r);
+    t.set.asleep = true;
+    // The fallback replica (traffic-split.ts servingReplica) serves at once; r1's set starts one.
+    expect(t.policy.claim(t.record, other, t.set)).toBe(other);
+    expect(t.set.asleep).toBe(false);
+    expect(t.set.wokenAtMs).toBe(0);
+    expect(t.kicks()).toBe(1);
+    expect(t.policy.claim(t.record, other, t.set)).toBe(other);
+    expect(t.kicks()).toBe(1); // woken once
+  });
+
   it('minScale 1: the first replica is kept running, the one above it takes both steps', async () => {
     const t = setup(1);
     const extra = replica({ engineId: 'rp-a-r1-1-1', slot: 1, ip: '10.0.0.3' });

@@ -69,18 +69,18 @@ export class IdlePolicy {
   /**
    * The request path (run-controller.ts readyReplica): the replica a request goes to, resumed at
    * once when it is in STANDBY or being frozen. Concurrent requests share the thaw: the first one
-   * flips the phase back to ready, the others find it ready. With no replica, a set stopped for
-   * idleness wakes (the controller starts one; the caller holds the request meanwhile).
+   * flips the phase back to ready, the others find it ready. `set` is the chosen revision's: when
+   * it was stopped for idleness it wakes (the controller starts one) — with no replica the caller
+   * holds the request meanwhile; with another revision's replica (traffic-split.ts fallback) that
+   * one serves at once and the chosen set still wakes, so a canary's split comes back after zero.
    */
   claim(record: RunRecord, replica: Replica | undefined, set: ReplicaSet | undefined): Replica | undefined {
-    if (!replica) {
-      if (set?.asleep) {
-        set.asleep = false;
-        set.wokenAtMs = this.d.now();
-        this.d.kick();
-      }
-      return undefined;
+    if (set?.asleep) {
+      set.asleep = false;
+      set.wokenAtMs = this.d.now();
+      this.d.kick();
     }
+    if (!replica) return undefined;
     replica.lastUsedMs = this.d.now();
     if (replica.phase !== 'standby' && !replica.freezing) return replica;
     try {

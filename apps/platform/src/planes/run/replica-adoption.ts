@@ -10,7 +10,7 @@
  * frozen listener). A running one is thawed first, in case the platform stopped mid-freeze.
  */
 import type { Logger } from 'pino';
-import { REPLICA_PORT, REPLICA_PREFIX, replicaCredentialId } from './replica-container.js';
+import { REPLICA_PORT, REPLICA_PREFIX } from './replica-container.js';
 import type { IdlePolicy } from './idle-policy.js';
 import type { ReplicaLauncher } from './replica-launcher.js';
 import type { Replica, ReplicaSets } from './replica-sets.js';
@@ -67,7 +67,8 @@ export async function adoptReplicas(d: AdoptionDeps): Promise<void> {
       ip: info.ip,
       port: Number(l.port) || REPLICA_PORT, // containers from before the label: 8080
       phase: 'starting',
-      credentialId: replicaCredentialId(l.record, slot),
+      // The label names it; replicas started before the label existed used `<record>.rp<slot>`.
+      credentialId: l.credential ?? `${l.record}.rp${slot}`,
       readyAtMs: undefined,
       inflight: 0,
       lastUsedMs: d.now(),

@@ -29,6 +29,7 @@ describe('replica container', () => {
   it('sets the contract env last: a user env cannot move PORT/HOST (reference §5.1 reserved)', () => {
     const spec = replicaContainerSpec({
       engineId: 'rp-x',
+      credentialId: 'rec.rp0.b1',
       record,
       image: 'ws-1/functions/tools:b1',
       slot: 0,
@@ -49,7 +50,12 @@ describe('replica container', () => {
     expect(spec.command).toEqual([]); // the image's Entrypoint + Cmd
     expect(spec.memoryMB).toBe(512);
     // The orphan reaper keeps containers whose record exists; the controller adopts by these.
-    expect(spec.labels).toMatchObject({ record: record.id, revision: record.revision, runKind: 'function' });
+    expect(spec.labels).toMatchObject({
+      record: record.id,
+      revision: record.revision,
+      runKind: 'function',
+      credential: 'rec.rp0.b1',
+    });
   });
 
   it('an application listens on its spec.port: PORT is that, and the label a restart re-reads', () => {
@@ -62,6 +68,7 @@ describe('replica container', () => {
     };
     const spec = replicaContainerSpec({
       engineId: 'rp-y',
+      credentialId: 'rec.rp0.b1',
       record: app,
       image: 'ws-1/applications/web:b1',
       slot: 0,
@@ -83,7 +90,9 @@ describe('replica container', () => {
   });
 
   it("a replica's egress identity names its record, and nothing else reads as one", () => {
-    expect(recordOfReplicaCredential(replicaCredentialId(record.id, 0))).toBe(record.id);
+    expect(recordOfReplicaCredential(replicaCredentialId(record.id, 0, 'a1b2c3d4e5f6'))).toBe(record.id);
+    // Two revisions side by side (a canary) are two proxy users: one address each.
+    expect(replicaCredentialId(record.id, 0, 'aaa')).not.toBe(replicaCredentialId(record.id, 0, 'bbb'));
     expect(recordOfReplicaCredential(`${record.id}.0`)).toBeUndefined(); // a job task's
     expect(recordOfReplicaCredential(record.id)).toBeUndefined(); // a sandbox's
   });

@@ -29,18 +29,24 @@ export function replicaEngineId(recordId: string, revision: string, slot: number
   return `${REPLICA_PREFIX}${digest}-${rev}-${slot}-${attempt}`;
 }
 
-/** The replica's proxy user (its egress identity): the record id and the engine id's tail. */
-export function replicaCredentialId(recordId: string, slot: number): string {
-  return `${recordId}.rp${slot}`;
+/**
+ * The replica's proxy user (its egress identity): the record id, the slot and the revision — two
+ * revisions run side by side (a canary, a rollout), and the proxy checks one address per user.
+ */
+export function replicaCredentialId(recordId: string, slot: number, revision: string): string {
+  return `${recordId}.rp${slot}.${revision.replace(/[^a-z0-9]/g, '').slice(0, 12) || 'r'}`;
 }
 
 /** The record id of a replica's proxy user, or undefined when it is not a replica's. */
 export function recordOfReplicaCredential(id: string): string | undefined {
-  return /^([0-9a-f-]{36})\.rp\d+$/.exec(id)?.[1];
+  // Without the revision: replicas started before it was part of the id (re-attached, label-less).
+  return /^([0-9a-f-]{36})\.rp\d+(?:\.[a-z0-9]{1,12})?$/.exec(id)?.[1];
 }
 
 export interface ReplicaContainerInput {
   engineId: string;
+  /** Its egress identity (replicaCredentialId), kept as a label for re-attachment. */
+  credentialId: string;
   record: RunRecord;
   image: string;
   slot: number;
@@ -88,6 +94,7 @@ export function replicaContainerSpec(r: ReplicaContainerInput): SandboxSpec {
       slot: String(r.slot),
       // Where it listens: a restarted platform probes and forwards there (replica-adoption.ts).
       port: String(record.port),
+      credential: r.credentialId,
     },
     command: [],
   };

@@ -60,7 +60,7 @@ export class ReplicaLauncher {
   ): Promise<LaunchOutcome> {
     const t0 = this.d.now();
     const engineId = replicaEngineId(record.id, record.revision, slot, attempt);
-    const credentialId = replicaCredentialId(record.id, slot);
+    const credentialId = replicaCredentialId(record.id, slot, record.revision);
     const image = record.image && (await this.d.setup.resolveImage(record.workspace, record.image));
     if (!image) {
       const message = `image "${record.image ?? ''}" is not in workspace ${record.workspace}'s image store (spec.runtime.image)`;
@@ -71,6 +71,7 @@ export class ReplicaLauncher {
     try {
       const spec = replicaContainerSpec({
         engineId,
+        credentialId,
         record,
         image,
         slot,

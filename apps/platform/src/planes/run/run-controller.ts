@@ -3,8 +3,9 @@
  * agent or function whose record names an image, level-triggered like the sandbox controller and
  * the job runner. Each pass reads the records (catalogue) and the replica sets (memory, rebuilt
  * from the engine's containers at start) and converges:
- *   - enabled, image, no replica of the newest revision → start one (after the crash backoff);
- *     once it answers on PORT → DEPLOYED, and replicas of older revisions are removed;
+ *   - enabled, image, no replica of a revision taking traffic (the newest, or spec.revision's
+ *     active and canary: traffic-split.ts) → start one (after the crash backoff); once each
+ *     answers on PORT → DEPLOYED, and replicas of revisions without traffic are removed;
  *   - a replica whose container stopped → output archived, container removed, started again
  *     after 1 s, 2 s, 4 s … (30 s cap); never answered → FAILED with its last log lines;
  *   - `enabled: false` → replicas removed, DEACTIVATED; a deleted record → replicas removed.
@@ -15,6 +16,7 @@ import type { LogArchive } from '../../framework/log-archive.js';
 import { IdlePolicy, type IdleSettings } from './idle-policy.js';
 import { adoptReplicas } from './replica-adoption.js';
 import { ReplicaLauncher, type LaunchOutcome } from './replica-launcher.js';
+import { ReplicaRetirement } from './replica-retirement.js';
 import {
   backoffMs,
   isUp,
@@ -30,7 +32,9 @@ import type {
   RunCatalogue,
   RunKind,
   RunRecord,
+  TrafficTarget,
 } from './run-ports.js';
+import { isTarget, retirable, revisionRecord, servingReplica, targetsOf } from './traffic-split.js';
 import type { ReplicaUsage, UsagePhase } from './usage/replica-usage.js';
 
 export interface RunControllerDeps {
@@ -59,9 +63,6 @@ export interface RunControllerDeps {
   onRecords?: (records: readonly RunRecord[]) => void;
 }
 
-/** Requests in flight on a replica being removed get this long to finish (then SIGTERM, 5 s). */
-export const DEFAULT_DRAIN_MS = 30_000;
-
 /** Statuses during which the build plane owns the record: a serving replica stays, none starts. */
 const BUILD_STATUSES = new Set(['UPLOADING', 'BUILDING']);
 
@@ -76,8 +77,7 @@ export class RunController {
   /** The first pass after start (a DEPLOYED scale-to-zero record with no container sleeps). */
   private firstPass = true;
   private records = new Map<string, RunRecord>();
-  /** Containers being removed, engine id → record id. */
-  private readonly removing = new Map<string, string>();
+  private readonly retirement: ReplicaRetirement;
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
   private again = false;
@@ -89,6 +89,12 @@ export class RunController {
   constructor(private readonly d: RunControllerDeps) {
     this.now = d.now ?? Date.now;
     this.launcher = new ReplicaLauncher({ ...d, now: this.now });
+    this.retirement = new ReplicaRetirement({
+      ...d,
+      sets: this.sets,
+      launcher: this.launcher,
+      kick: () => this.kick(),
+    });
     this.idle = new IdlePolicy({
       ...(d.idle ?? { standbyAfterMs: 0, stopAfterMs: 0 }),
       sets: this.sets,
@@ -96,7 +102,7 @@ export class RunController {
       catalogue: d.catalogue,
       ...(d.dropIdle ? { dropIdle: d.dropIdle } : {}),
       recordOf: (r) => this.records.get(recordKey(r.kind, r.workspace, r.name)),
-      remove: (r) => this.removeReplica(r.recordId, r),
+      remove: (r) => this.retirement.remove(r.recordId, r),
       kick: () => this.kick(),
       meterPhase: (r, phase) => this.meterPhase(r, phase),
       logger: d.logger,
@@ -135,13 +141,15 @@ export class RunController {
   }
 
   /**
-   * The replica a request goes to (ReplicaSets.serving: the previous revision fills in), resumed
-   * at once when it is in STANDBY; none while the set sleeps after scale to zero wakes it
-   * (idle-policy.ts claim) and the gateway holds the request until a replica answers.
+   * The replica a request goes to: one of `revision` (the gateway's weighted pick), else of another
+   * revision taking traffic, else of the set a rollout replaces (traffic-split.ts servingReplica);
+   * resumed at once when it is in STANDBY. The chosen revision's set wakes when it sleeps after
+   * scale to zero (idle-policy.ts claim) — even when another revision's replica serves meanwhile,
+   * so the split comes back; with no replica at all the gateway holds the request until one answers.
    */
-  readyReplica(record: RunRecord): Replica | undefined {
-    const serving = this.sets.serving(record.id, record.revision);
-    return this.idle.claim(record, serving, this.sets.get(record.id, record.revision));
+  readyReplica(record: RunRecord, revision = targetsOf(record)[0]!.revision): Replica | undefined {
+    const serving = servingReplica(this.sets, record, revision);
+    return this.idle.claim(record, serving, this.sets.get(record.id, revision));
   }
 
   /**
@@ -217,7 +225,7 @@ export class RunController {
     // Deleted records: their replicas go (and held requests learn it: 404).
     for (const id of this.sets.recordIds()) {
       if (live.has(id)) continue;
-      for (const set of this.sets.setsOf(id)) this.retire(id, set);
+      for (const set of this.sets.setsOf(id)) this.retirement.retire(id, set);
     }
     for (const [key, r] of before) if (!next.has(key)) this.d.onRecord?.(r.kind, r.workspace, r.name);
     this.firstPass = false;
@@ -229,8 +237,8 @@ export class RunController {
     for (const set of this.sets.setsOf(record.id)) await this.observe(record, set, now);
     const sets = this.sets.setsOf(record.id);
     if (!record.enabled) {
-      for (const set of sets) this.retire(record.id, set);
-      const draining = [...this.removing.values()].includes(record.id);
+      for (const set of sets) this.retirement.retire(record.id, set);
+      const draining = this.retirement.draining(record.id);
       if (this.sets.setsOf(record.id).length === 0 && !draining && record.status !== 'DEACTIVATED') {
         await this.d.catalogue.setStatus(
           record,
@@ -240,26 +248,38 @@ export class RunController {
       }
       return;
     }
-    if (BUILD_STATUSES.has(record.status) || !record.image) return;
-    const fresh = !this.sets.get(record.id, record.revision);
-    const current = this.sets.set(record.id, record.revision);
-    // After a restart, a DEPLOYED scale-to-zero record without a container was stopped for
-    // idleness (or the host rebooted): it stays at zero until a request wakes it.
+    if (BUILD_STATUSES.has(record.status)) return;
+    // Each revision taking traffic runs (traffic-split.ts); one without an image yet waits for it.
+    const targets = targetsOf(record).filter((t) => t.image);
+    if (targets.length === 0) return;
+    const answering: Replica[] = [];
+    for (const t of targets) {
+      const ready = this.converge(record, t, now);
+      if (ready) answering.push(ready);
+    }
+    if (answering.length < targets.length) return;
+    // Every revision with traffic answers: sets without traffic go (the rollout's end).
+    for (const set of retirable(this.sets.setsOf(record.id), targets)) this.retirement.retire(record.id, set);
+    if (record.status !== 'DEPLOYED') {
+      await this.d.catalogue.setStatus(record, 'DEPLOYED', deployedMessage(targets, answering));
+    }
+  }
+
+  /**
+   * One revision's set: its replica that is up (ready, or in STANDBY: the idle policy's claim thaws
+   * it), or a start of one (after the crash backoff) unless the set sleeps after scale to zero.
+   */
+  private converge(record: RunRecord, t: TrafficTarget, now: number): Replica | undefined {
+    const fresh = !this.sets.get(record.id, t.revision);
+    const current = this.sets.set(record.id, t.revision);
+    // After a restart, a DEPLOYED scale-to-zero record without a container for this revision was
+    // stopped for idleness (or the host rebooted): it stays at zero until a request wakes it.
     if (this.firstPass && fresh && record.status === 'DEPLOYED' && this.sleepsAtZero(record))
       current.asleep = true;
     const ready = current.replicas.find(isUp);
     if (ready) {
       if (ready.readyAtMs !== undefined && now - ready.readyAtMs > STABLE_AFTER_MS) current.crashes = 0;
-      // The new revision serves: older sets go (a seam for canaries: ARCHITECTURE.md).
-      for (const set of sets) if (set.revision !== record.revision) this.retire(record.id, set);
-      if (record.status !== 'DEPLOYED') {
-        await this.d.catalogue.setStatus(
-          record,
-          'DEPLOYED',
-          `Replica ${ready.engineId} answers on port ${ready.port} (revision ${record.revision})`,
-        );
-      }
-      return;
+      return ready;
     }
     if (
       current.replicas.length > 0 ||
@@ -268,19 +288,21 @@ export class RunController {
       current.asleep ||
       now < current.notBeforeMs
     )
-      return;
+      return undefined;
     current.launching = true;
     if (current.wokenAtMs !== undefined)
       this.d.logger.debug({ record: record.name, afterMs: now - current.wokenAtMs }, 'woken set launches');
     const attempt = current.nextAttempt++;
+    const launched = revisionRecord(record, t);
     void this.launcher
-      .launch(record, 0, attempt, () => this.wanted(record))
+      .launch(launched, 0, attempt, () => this.wanted(launched))
       .then((out) => this.launched(record, current, out))
       .catch((err) => this.d.logger.error({ err, record: record.name }, 'replica launch failed'))
       .finally(() => {
         current.launching = false;
         this.kick();
       });
+    return undefined;
   }
 
   /** A container of this set that stopped: archived, removed, the set backs off. */
@@ -293,7 +315,7 @@ export class RunController {
       set.notBeforeMs = now + backoffMs(set.crashes);
       const lastLines = await this.launcher.lastLines(r.engineId);
       await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt).catch(() => undefined);
-      if (set.revision !== record.revision || !record.enabled) continue;
+      if (!isTarget(record, set.revision) || !record.enabled) continue;
       const code = info?.exitCode ?? null;
       this.d.logger.warn({ record: record.name, replica: r.engineId, code }, 'replica exited');
       await this.d.catalogue.setStatus(
@@ -304,10 +326,10 @@ export class RunController {
     }
   }
 
-  /** Whether the record still asks for this revision's replica (not deleted, disabled, changed). */
-  private wanted(record: RunRecord): boolean {
-    const now = this.records.get(recordKey(record.kind, record.workspace, record.name));
-    return now?.id === record.id && now.enabled && now.revision === record.revision;
+  /** Whether the record still gives this revision traffic (not deleted, disabled, moved on). */
+  private wanted(launched: RunRecord): boolean {
+    const now = this.records.get(recordKey(launched.kind, launched.workspace, launched.name));
+    return now?.id === launched.id && now.enabled && isTarget(now, launched.revision);
   }
 
   private async launched(record: RunRecord, set: ReplicaSet, out: LaunchOutcome): Promise<void> {
@@ -334,6 +356,7 @@ export class RunController {
     set.notBeforeMs = this.now() + backoffMs(set.crashes);
     const r = out.replica;
     await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt, 0).catch(() => undefined);
+    const of = targetsOf(record).length > 1 ? ` of revision ${set.revision}` : '';
     const why =
       out.kind === 'exited'
         ? `exited (code ${out.exitCode ?? 'unknown'}) before listening on port ${r.port}`
@@ -341,32 +364,8 @@ export class RunController {
     await this.d.catalogue.setStatus(
       record,
       'FAILED',
-      `Replica ${why}; retrying in ${Math.round(backoffMs(set.crashes) / 1000)} s${tail(out.lastLines)}`,
+      `Replica${of} ${why}; retrying in ${Math.round(backoffMs(set.crashes) / 1000)} s${tail(out.lastLines)}`,
     );
-  }
-
-  /**
-   * Removes every replica of a set (in the background, once per container). Out of the sets first,
-   * so no new request reaches it; then requests in flight (streams included) may finish, up to
-   * `drainMs`, before SIGTERM (issue 16: "delete drains in-flight requests first").
-   */
-  private retire(recordId: string, set: ReplicaSet): void {
-    for (const r of [...set.replicas]) this.removeReplica(recordId, r);
-    this.sets.prune(recordId, set.revision);
-  }
-
-  /** One replica out of its set at once, its container removed once drained (in the background). */
-  private removeReplica(recordId: string, r: Replica): void {
-    if (this.removing.has(r.engineId)) return;
-    this.removing.set(r.engineId, recordId);
-    this.sets.remove(r);
-    void drained(r, this.d.drainMs ?? DEFAULT_DRAIN_MS)
-      .then(() => this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt))
-      .catch(() => undefined)
-      .finally(() => {
-        this.removing.delete(r.engineId);
-        this.kick();
-      });
   }
 
   /** Whether a record's replicas are stopped after the idle window (minScale 0, stop enabled). */
@@ -375,11 +374,11 @@ export class RunController {
   }
 }
 
-/** Resolves once no request is in flight on the replica, or after `ms`. */
-async function drained(r: Replica, ms: number): Promise<void> {
-  for (const end = Date.now() + ms; r.inflight > 0 && Date.now() < end;) {
-    await new Promise((res) => setTimeout(res, 50));
-  }
+/** The DEPLOYED event: the replica answering (and, with a split, each revision's share). */
+function deployedMessage(targets: readonly TrafficTarget[], answering: readonly Replica[]): string {
+  const one = (r: Replica, t: TrafficTarget) =>
+    `Replica ${r.engineId} answers on port ${r.port} (revision ${t.revision}${targets.length > 1 ? `, ${t.percent}% of the traffic` : ''})`;
+  return targets.map((t, i) => one(answering[i]!, t)).join('; ');
 }
 
 const LABELS = { agent: 'Agent', function: 'Function', application: 'Application' } as const;

@@ -142,7 +142,7 @@ describe('run gateway', () => {
       ip: '127.0.0.1',
       port: replicaPort,
       phase: 'ready',
-      credentialId: `${r.id}.rp0`,
+      credentialId: `${r.id}.rp0.${r.revision}`,
       readyAtMs: 0,
       inflight: 0,
       lastUsedMs: 0,

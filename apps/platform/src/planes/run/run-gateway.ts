@@ -12,7 +12,8 @@
  * for another workspace's resource, never a leak); `spec.public: true` skips authentication.
  * A request while no replica is ready is held (framework/held-requests.ts, bounded in number and
  * time, woken by the controller) — never an immediate "starting" 503; disabled, FAILED or gone
- * answer at once.
+ * answer at once. With several revisions taking traffic (`spec.revision`), the revision of each
+ * request is chosen by traffic-split.ts (weights, thread hash, sticky cookie).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -23,7 +24,15 @@ import { runAddress, type RunAddress } from './run-address.js';
 import type { RunController } from './run-controller.js';
 import { RunError, sendRunError, upgradeError } from './run-error.js';
 import type { Replica } from './replica-sets.js';
-import type { Forwarder, RunRecord } from './run-ports.js';
+import { RUN_SEGMENTS, type Forwarder, type RunRecord } from './run-ports.js';
+import {
+  chooseRevision,
+  first,
+  isTarget,
+  SessionRevisions,
+  stickyCookie,
+  type RevisionChoice,
+} from './traffic-split.js';
 import type { AsyncRuns } from './triggers/async-runs.js';
 import { asyncAddress } from './triggers/async-address.js';
 import type { TriggerRoutes } from './triggers/trigger-routes.js';
@@ -70,6 +79,9 @@ const target = (replica: Replica, addr: RunAddress) => ({
 const COMING = new Set(['DEPLOYING', 'DEPLOYED', 'UPLOADING', 'BUILDING', 'BUILT']);
 
 export class RunGateway {
+  /** Which revision made each MCP session (traffic-split.ts): its requests go back there. */
+  readonly sessions = new SessionRevisions();
+
   constructor(private readonly d: RunGatewayDeps) {}
 
   /** A path-style agent/function address (applications are matched by Host: app-hosts.ts). */
@@ -89,17 +101,25 @@ export class RunGateway {
       }
       return;
     }
-    let replica: Replica;
+    let admitted: Admitted;
     try {
-      replica = await this.admit(req, addr, closed(res));
+      admitted = await this.admit(req, addr, closed(res));
     } catch (err) {
       this.log(err);
       if (!res.destroyed) sendRunError(res, err);
       return;
     }
+    const { replica, cookie } = admitted;
     replica.inflight++;
     try {
-      await this.d.forwarder.forward(req, res, target(replica, addr));
+      await this.d.forwarder.forward(req, res, {
+        ...target(replica, addr),
+        appendResponseHeaders: cookie ? { 'set-cookie': cookie } : undefined,
+        onResponseHeaders: (h) => {
+          const session = first(h['mcp-session-id']);
+          if (session) this.sessions.remember(replica.recordId, session, replica.revision);
+        },
+      });
     } finally {
       replica.inflight--;
       replica.lastUsedMs = (this.d.now ?? Date.now)();
@@ -109,7 +129,8 @@ export class RunGateway {
   async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, addr: RunAddress): Promise<void> {
     let replica: Replica;
     try {
-      replica = await this.admit(req, addr, closed(socket));
+      // A spliced upgrade's answer is the replica's own bytes: it carries no sticky cookie.
+      ({ replica } = await this.admit(req, addr, closed(socket)));
     } catch (err) {
       this.log(err);
       if (!socket.destroyed) upgradeError(socket, err);
@@ -124,19 +145,43 @@ export class RunGateway {
     }
   }
 
+  /** The revision of a request: the one that made its MCP session, else traffic-split's choice. */
+  private choose(record: RunRecord, req: IncomingMessage | undefined): RevisionChoice {
+    const headers = req?.headers ?? {};
+    const session = first(headers['mcp-session-id']);
+    const made = session && this.sessions.revisionOf(record.id, session);
+    if (made && isTarget(record, made)) return { revision: made, sticky: true };
+    return chooseRevision(record, headers, (this.d.now ?? Date.now)());
+  }
+
+  /** A cookie keeping the client on the revision that served it, unless it already holds one. */
+  private cookie(
+    record: RunRecord,
+    addr: RunAddress,
+    choice: RevisionChoice,
+    served: Replica,
+  ): string | undefined {
+    const ttl = record.stickySessionTtl ?? 0;
+    if (ttl <= 0 || (choice.sticky && served.revision === choice.revision)) return undefined;
+    if (!(record.traffic ?? []).some((t) => t.revision === served.revision && t.percent > 0))
+      return undefined;
+    const path = `/${addr.workspace}/${RUN_SEGMENTS[addr.kind]}/${addr.name}`;
+    return stickyCookie(path, served.revision, ttl, (this.d.now ?? Date.now)());
+  }
+
   private log(err: unknown): void {
     if (!(err instanceof RunError)) this.d.logger.error({ err }, 'run gateway error');
   }
 
   /** Authentication (unless public), then a ready replica: everything before the first byte out. */
-  private async admit(req: IncomingMessage, addr: RunAddress, gone: AbortSignal): Promise<Replica> {
+  private async admit(req: IncomingMessage, addr: RunAddress, gone: AbortSignal): Promise<Admitted> {
     await this.authorize(req, addr);
-    return this.untilReady(addr, gone);
+    return this.untilReady(addr, gone, undefined, req);
   }
 
   /** A ready replica for a request accepted earlier (an async one), held until `deadline`. */
-  replicaFor(addr: RunAddress, gone: AbortSignal, deadline: number): Promise<Replica> {
-    return this.untilReady(addr, gone, deadline);
+  async replicaFor(addr: RunAddress, gone: AbortSignal, deadline: number): Promise<Replica> {
+    return (await this.untilReady(addr, gone, deadline)).replica;
   }
 
   /**
@@ -160,8 +205,17 @@ export class RunGateway {
     return record;
   }
 
-  /** A ready replica of the record's revision; held (bounded) while one is coming. */
-  private async untilReady(addr: RunAddress, gone: AbortSignal, until?: number): Promise<Replica> {
+  /**
+   * A ready replica of the revision this request goes to (traffic-split.ts), and the sticky
+   * cookie to set when the record asks for one and the client holds none for that revision;
+   * held (bounded) while no replica is ready. Without `req` (an async run) the draw alone decides.
+   */
+  private async untilReady(
+    addr: RunAddress,
+    gone: AbortSignal,
+    until?: number,
+    req?: IncomingMessage,
+  ): Promise<Admitted> {
     const now = this.d.now ?? Date.now;
     const deadline = until ?? now() + this.d.holdMs;
     const key = `${addr.kind}/${addr.name}`;
@@ -173,10 +227,11 @@ export class RunGateway {
           const record = this.d.controller.record(addr.kind, addr.workspace, addr.name);
           if (!record) throw notFound(addr);
           if (!record.enabled) refuseAtOnce(record); // disabled: not even a replica still stopping
-          // Resumes a replica in STANDBY (one cgroup write), or wakes a set scaled to zero and
-          // the request waits below for the replica it starts (idle-policy.ts).
-          const replica = this.d.controller.readyReplica(record);
-          if (replica) return replica;
+          const choice = this.choose(record, req);
+          // Resumes a replica in STANDBY (one cgroup write), or wakes the chosen revision's set
+          // scaled to zero and the request waits below for the replica it starts (idle-policy.ts).
+          const replica = this.d.controller.readyReplica(record, choice.revision);
+          if (replica) return { replica, cookie: this.cookie(record, addr, choice, replica) };
           refuseAtOnce(record);
           if (!holding && !(holding = this.d.held.hold())) {
             throw new RunError(
@@ -202,6 +257,11 @@ export class RunGateway {
       if (holding) this.d.held.release();
     }
   }
+}
+
+interface Admitted {
+  replica: Replica;
+  cookie: string | undefined;
 }
 
 /** The states in which waiting cannot help: answered 503 at once, naming the state. */

@@ -5,7 +5,7 @@
  * egress defaults of a container, byte-for-byte forwarding, and the held-request waiters. The plane
  * constructs none of them.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Engine, HostFile, SandboxInfo } from '@tarmac/engine';
 
@@ -47,6 +47,14 @@ export interface RunRecord {
   lastMessage: string | undefined;
   /** Enabled `http`/`http-async` triggers (ARCHITECTURE.md "Triggers"). */
   triggers?: RunTrigger[];
+  /**
+   * The revisions taking traffic and what their replicas run (the catalogue resolves
+   * `spec.revision`); absent means `revision` takes all of it with `image`/`memoryMB`
+   * (traffic-split.ts targetsOf).
+   */
+  traffic?: TrafficTarget[] | undefined;
+  /** `spec.revision.stickySessionTtl`: seconds a client stays on its revision (0 or absent: none). */
+  stickySessionTtl?: number | undefined;
 }
 
 /**
@@ -66,6 +74,14 @@ export interface RunTrigger {
   retry: number | undefined;
   /** Seconds an async request may take from its acceptance (at most 900). */
   timeoutSeconds: number | undefined;
+}
+
+/** A revision with a share (1–100) of a record's traffic. */
+export interface TrafficTarget {
+  revision: string;
+  percent: number;
+  image: string | undefined;
+  memoryMB: number;
 }
 
 export interface RunCatalogue {
@@ -118,6 +134,10 @@ export interface ForwardTarget {
   path: string;
   /** Request headers not forwarded (default: hop-by-hop and the platform's credentials). */
   drop?: ReadonlySet<string>;
+  /** Added to the replica's answer, beside its own (the sticky-revision cookie). */
+  appendResponseHeaders?: Readonly<Record<string, string>> | undefined;
+  /** Told the replica's response headers (an `Mcp-Session-Id` it made). */
+  onResponseHeaders?: ((headers: IncomingHttpHeaders) => void) | undefined;
 }
 
 /** Streams a request to a replica and its answer back (the sandbox gateway's proxy). */

@@ -84,8 +84,44 @@ describe('run records', () => {
     expect(await runs.setStatus(old, 'FAILED', 'late news')).toBe(false);
     const now = await find();
     expect(now).toMatchObject({ status: 'DEACTIVATING', enabled: false });
-    expect(now.revision).not.toBe(old.revision);
+    expect(now.revision).toBe(old.revision); // enabled alone makes no revision (revision-traffic.ts)
     expect(await runs.setStatus(now, 'DEACTIVATED', 'stopped')).toBe(true);
     expect((await find()).lastMessage).toBe('stopped');
+  });
+
+  it('hands over the configured split: each revision with its share, own image and own envs', async () => {
+    const fns = functionService(deps, deps.apiUrl);
+    const specOf = (v: string, revision?: object) =>
+      functionSpecSchema.parse({
+        runtime: {
+          image: `functions/h:${v}`,
+          memory: v === 'v1' ? 256 : 512,
+          envs: [{ name: 'VERSION', value: v, secret: true }],
+        },
+        ...(revision ? { revision } : {}),
+      });
+    await fns.create(ws, 'u', { metadata: { name: 'h' }, spec: specOf('v1') });
+    await fns.update(ws, 'u', 'h', { metadata: { name: 'h' }, spec: specOf('v2') });
+    const runs = runRecords(deps);
+    const find = async () => (await runs.list()).find((r) => r.name === 'h')!;
+    const before = await find();
+    expect(before.traffic).toEqual([
+      { revision: before.revision, percent: 100, image: 'functions/h:v2', memoryMB: 512 },
+    ]);
+    const [v2, v1] = (await fns.revisions(ws, 'h')).map((r) => r.id);
+    const split = { active: v1, canary: v2, canaryPercent: 20, stickySessionTtl: 30 };
+    await fns.update(ws, 'u', 'h', { metadata: { name: 'h' }, spec: specOf('v2', split) });
+    const r = await find();
+    expect(r.revision).toBe(before.revision); // a traffic change makes no revision
+    expect(r.stickySessionTtl).toBe(30);
+    expect(r.traffic).toEqual([
+      { revision: v1, percent: 80, image: 'functions/h:v1', memoryMB: 256 },
+      { revision: v2, percent: 20, image: 'functions/h:v2', memoryMB: 512 },
+    ]);
+    expect(await runs.envOf({ ...r, revision: v1! })).toEqual({ VERSION: 'v1' });
+    expect(await runs.envOf({ ...r, revision: v2! })).toEqual({ VERSION: 'v2' });
+    // A status computed before the split changed is not written over it.
+    expect(await runs.setStatus(before, 'DEPLOYED', 'stale')).toBe(false);
+    expect(await runs.setStatus(r, 'DEPLOYED', 'both answer')).toBe(true);
   });
 });

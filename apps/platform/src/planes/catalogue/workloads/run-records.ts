@@ -7,7 +7,7 @@
  * Status writes are read-modify-write at the record's revision (framework/collection.ts mutate),
  * skipped when the record moved to another revision or already has the status.
  */
-import type { IntegrationConnectionSpec } from '@tarmac/contract';
+import type { IntegrationConnectionSpec, RevisionConfiguration } from '@tarmac/contract';
 import type { ResourceRow, Store } from '@tarmac/store';
 import { ResourceCollection, type CollectionDeps } from '../../../framework/collection.js';
 import { newEvent } from '../../../framework/events.js';
@@ -19,6 +19,7 @@ import {
   applicationRunView,
   type StoredApplication,
 } from '../applications/app-run-records.js';
+import { configuredTraffic, type StoredRevision } from './revision-traffic.js';
 import { secretContext, viewSpec, type SecretBearingSpec } from './workload-secrets.js';
 import { runTriggersOf, type RunTriggerView } from './run-triggers.js';
 
@@ -28,6 +29,15 @@ interface StoredSpec extends SecretBearingSpec {
   public?: boolean;
   integrationConnections?: string[];
   runtime?: { image?: string; memory?: number; minScale?: number; envs?: SecretEnv[] };
+  revision?: RevisionConfiguration;
+}
+
+/** A revision with a share of the traffic, and what its replicas run (planes/run traffic-split.ts). */
+export interface TrafficTargetView {
+  revision: string;
+  percent: number;
+  image: string | undefined;
+  memoryMB: number;
 }
 
 export interface RunRecordView {
@@ -48,6 +58,12 @@ export interface RunRecordView {
   revision: string;
   lastMessage: string | undefined;
   triggers: RunTriggerView[];
+  /**
+   * Agents and functions: the revisions taking traffic (spec.revision resolved,
+   * revision-traffic.ts), shares > 0. Applications: absent (their active revision takes all).
+   */
+  traffic?: TrafficTargetView[];
+  stickySessionTtl?: number;
 }
 
 const LABELS: Record<Kind, string> = { agent: 'Agent', function: 'Function', application: 'Application' };
@@ -57,6 +73,44 @@ export function revisionOf(row: ResourceRow<unknown>): string {
   const revisions = row.system.revisions as Array<{ id?: string }> | undefined;
   return revisions?.[0]?.id ?? `r${row.revision}`;
 }
+
+const storedRevisions = (row: ResourceRow<unknown>) =>
+  (row.system.revisions as StoredRevision[] | undefined) ?? [];
+
+/** What a revision's replicas run: its own snapshot, or (stored before snapshots) the current spec. */
+function contentOf(row: ResourceRow<StoredSpec>, revision: string): StoredSpec {
+  const rev = storedRevisions(row).find((r) => r.id === revision);
+  if (!rev?.content)
+    return { ...row.spec, runtime: { ...row.spec.runtime, image: row.spec.runtime?.image || rev?.image } };
+  return rev.content as StoredSpec;
+}
+
+/** The configured split as the run plane acts on it (shares > 0 only). */
+function trafficOf(row: ResourceRow<StoredSpec>): TrafficTargetView[] {
+  const stored = storedRevisions(row);
+  if (stored.length === 0) {
+    const runtime = row.spec.runtime;
+    return [
+      {
+        revision: revisionOf(row),
+        percent: 100,
+        image: runtime?.image || undefined,
+        memoryMB: runtime?.memory ?? 2048,
+      },
+    ];
+  }
+  const t = configuredTraffic(
+    row.spec.revision,
+    stored.map((r) => r.id),
+  );
+  return [...t.percent].map(([revision, percent]) => {
+    const runtime = contentOf(row, revision).runtime;
+    return { revision, percent, image: runtime?.image || undefined, memoryMB: runtime?.memory ?? 2048 };
+  });
+}
+
+const trafficKey = (t: readonly TrafficTargetView[]) =>
+  t.map((x) => `${x.revision}:${x.percent}:${x.image ?? ''}:${x.memoryMB}`).join(',');
 
 export function runRecords(deps: CollectionDeps & { secrets: SecretBox }) {
   const store: Store = deps.store;
@@ -77,6 +131,8 @@ export function runRecords(deps: CollectionDeps & { secrets: SecretBox }) {
     revision: revisionOf(row),
     lastMessage: row.events.at(-1)?.message,
     triggers: runTriggersOf(row.spec.triggers),
+    traffic: trafficOf(row),
+    stickySessionTtl: row.spec.revision?.stickySessionTtl ?? 0,
   });
   return {
     kinds: [AGENT_KIND, FUNCTION_KIND, APPLICATION_KIND] as const,
@@ -101,8 +157,10 @@ export function runRecords(deps: CollectionDeps & { secrets: SecretBox }) {
       const row = await store.resources.get<StoredSpec>(r.workspace, r.kind, r.name);
       if (!row) return {};
       const env: Record<string, string> = {};
+      // The revision's own runtime envs and connections (r.revision names the revision launched).
+      const content = contentOf(row, r.revision);
       if (r.kind === FUNCTION_KIND) {
-        for (const c of row.spec.integrationConnections ?? []) {
+        for (const c of content.integrationConnections ?? []) {
           const conn = await store.resources.get<IntegrationConnectionSpec>(r.workspace, CONNECTION_KIND, c);
           if (!conn) continue;
           const context = secretContext(r.workspace, CONNECTION_KIND, c);
@@ -113,7 +171,7 @@ export function runRecords(deps: CollectionDeps & { secrets: SecretBox }) {
           );
         }
       }
-      const spec = viewSpec(deps.secrets, row.spec, secretContext(r.workspace, r.kind, r.name), 'reveal');
+      const spec = viewSpec(deps.secrets, content, secretContext(r.workspace, r.kind, r.name), 'reveal');
       for (const e of spec.runtime?.envs ?? []) env[e.name] = e.value;
       return env;
     },
@@ -132,6 +190,9 @@ export function runRecords(deps: CollectionDeps & { secrets: SecretBox }) {
       try {
         await rows.mutate(r.workspace, r.name, 'run-plane', async (row) => {
           if (row.id !== r.id || revisionNow(row) !== r.revision || row.status === status) return undefined;
+          // The traffic changed meanwhile (a PUT of spec.revision alone makes no revision).
+          if (r.kind !== APPLICATION_KIND && trafficKey(trafficOf(row)) !== trafficKey(r.traffic ?? []))
+            return undefined;
           if ((row.spec.enabled !== false) !== r.enabled) return undefined; // changed meanwhile
           wrote = true;
           return { patch: { status }, event: newEvent(row, 'deployment', status, message, deps.now()) };

@@ -3,6 +3,7 @@ import type {
   DeploymentStatus,
   Metadata,
   MetadataInput,
+  RevisionConfiguration,
   RevisionMetadata,
 } from '@tarmac/contract';
 import { forbidden, type PageRequest, type PageResult, type WorkspaceAccess } from '@tarmac/server-kit';
@@ -13,6 +14,13 @@ import { newEvent } from '../../../framework/events.js';
 import { assertSameName, envelopeMetadata, eventsOf, metadataColumns } from '../../../framework/envelope.js';
 import type { SecretBox } from '../../../framework/secrets.js';
 import { CONNECTION_KIND, POLICY_KIND, assertReferencesExist } from './references.js';
+import {
+  checkRevisionConfig,
+  revisionContent,
+  revisionList,
+  sameDeployment,
+  type StoredRevision,
+} from './revision-traffic.js';
 import { sealSpec, secretContext, viewSpec, type SecretBearingSpec } from './workload-secrets.js';
 
 /**
@@ -24,6 +32,7 @@ export interface WorkloadSpec extends SecretBearingSpec {
   enabled: boolean;
   policies: string[];
   integrationConnections?: string[];
+  revision?: RevisionConfiguration | undefined;
 }
 
 export interface WorkloadKind {
@@ -66,11 +75,6 @@ export interface WorkloadView<Spec> {
   status: DeploymentStatus;
 }
 
-interface StoredRevision {
-  id: string;
-  createdAt: string;
-  createdBy: string;
-}
 const MAX_REVISIONS = 20;
 
 export interface WorkloadInput<Spec> {
@@ -107,6 +111,7 @@ export class WorkloadService<Spec extends WorkloadSpec> {
   async create(ws: WorkspaceAccess, actor: string, input: WorkloadInput<Spec>): Promise<WorkloadView<Spec>> {
     const workspace = ws.name;
     await this.checkReferences(workspace, input.spec);
+    if (this.def.runPlane) checkRevisionConfig(input.spec.revision, []);
     const name = input.metadata.name;
     const sealed = sealSpec(
       this.deps.secrets,
@@ -122,7 +127,7 @@ export class WorkloadService<Spec extends WorkloadSpec> {
       ...metadataColumns(input.metadata),
       spec: sealed.spec,
       status: event.status,
-      system: { revisions: [this.newRevision(actor)] },
+      system: { revisions: [this.newRevision(actor, sealed.spec)] },
       event,
     });
     return this.view(row, 'mask', sealed.generatedSecrets);
@@ -145,14 +150,23 @@ export class WorkloadService<Spec extends WorkloadSpec> {
     }
     const row = before!;
     await this.checkReferences(workspace, input.spec);
-    const sealed = sealSpec(
-      this.deps.secrets,
-      input.spec,
-      secretContext(workspace, this.def.kind, name),
-      row.spec,
-    );
+    const stored = this.storedRevisions(row);
+    if (this.def.runPlane)
+      checkRevisionConfig(
+        input.spec.revision,
+        stored.map((r) => r.id),
+      );
+    const context = secretContext(workspace, this.def.kind, name);
+    const sealed = sealSpec(this.deps.secrets, input.spec, context, row.spec);
     const event = this.deploymentEvent(input.spec, row);
-    const revisions = [this.newRevision(actor), ...this.storedRevisions(row)].slice(0, MAX_REVISIONS);
+    // Run-plane kinds: a write that changes only the traffic (spec.revision) or enabled/public
+    // makes no revision (revision-traffic.ts); any other change makes one, as before.
+    const reveal = (spec: Spec) => viewSpec(this.deps.secrets, spec, context, 'reveal');
+    const same =
+      this.def.runPlane && stored.length > 0 && sameDeployment(reveal(row.spec), reveal(sealed.spec));
+    const revisions = same
+      ? stored
+      : [this.newRevision(actor, sealed.spec), ...stored].slice(0, MAX_REVISIONS);
     const updated = await this.rows.update(
       row,
       {
@@ -180,19 +194,14 @@ export class WorkloadService<Spec extends WorkloadSpec> {
     return { ...this.view(row, 'mask'), status: 'DELETING' };
   }
 
-  /** `RevisionMetadata[]` newest first (reference §1.1): the newest is active and takes all traffic. */
+  /**
+   * `RevisionMetadata[]` newest first (reference §1.1), with the traffic `spec.revision` configures
+   * (revision-traffic.ts): without one, the newest is active and takes all of it.
+   */
   async revisions(ws: WorkspaceAccess, name: string): Promise<RevisionMetadata[]> {
     const row = await this.rows.get(ws.name, name);
-    return this.storedRevisions(row).map((rev, index) => ({
-      id: rev.id,
-      active: index === 0,
-      canary: false,
-      previousActive: index === 1,
-      status: index === 0 ? (row.status ?? 'DEPLOYING') : 'DEACTIVATED',
-      trafficPercent: index === 0 ? 100 : 0,
-      createdAt: rev.createdAt,
-      createdBy: rev.createdBy,
-    }));
+    const config = this.def.runPlane ? row.spec.revision : undefined;
+    return revisionList(this.storedRevisions(row), config, row.status ?? 'DEPLOYING');
   }
 
   private async checkReferences(workspace: string, spec: Spec): Promise<void> {
@@ -254,8 +263,14 @@ export class WorkloadService<Spec extends WorkloadSpec> {
     );
   }
 
-  private newRevision(actor: string): StoredRevision {
-    return { id: randomBytes(6).toString('hex'), createdAt: this.deps.now().toISOString(), createdBy: actor };
+  /** A revision remembers what its replicas run (secrets still sealed): it can run again later. */
+  private newRevision(actor: string, spec: Spec): StoredRevision {
+    return {
+      id: randomBytes(6).toString('hex'),
+      createdAt: this.deps.now().toISOString(),
+      createdBy: actor,
+      ...(this.def.runPlane ? { content: revisionContent(spec) } : {}),
+    };
   }
 
   private storedRevisions(row: ResourceRow<Spec>): StoredRevision[] {

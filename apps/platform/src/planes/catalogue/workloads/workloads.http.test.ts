@@ -92,7 +92,11 @@ describe.each(testDatabases(process.env))('workload resources on $name', (db) =>
 
   it('keeps revisions newest first and deletes with the deleted resource in the body', async () => {
     await t.json('/v0/agents', { method: 'POST', body: agent('helper') });
-    await t.json('/v0/agents/helper', { method: 'PUT', body: agent('helper', { public: true }) });
+    // A runtime change makes a revision (a change of public/enabled/revision alone does not:
+    // revision-traffic.http.test.ts).
+    const changed = agent('helper');
+    changed.spec.runtime.memory = 2048;
+    await t.json('/v0/agents/helper', { method: 'PUT', body: changed });
     const revisions = await t.json<{ id: string; active: boolean; trafficPercent: number }[]>(
       '/v0/agents/helper/revisions',
     );

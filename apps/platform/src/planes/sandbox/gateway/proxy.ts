@@ -39,6 +39,10 @@ export interface Upstream {
   requestHeaders?: Readonly<Record<string, string>>;
   /** Set on the response, replacing the upstream's (a preview's `spec.responseHeaders`). */
   responseHeaders?: Readonly<Record<string, string>>;
+  /** Added to the response beside the upstream's own (the run plane's sticky-revision cookie). */
+  appendResponseHeaders?: Readonly<Record<string, string>> | undefined;
+  /** Told the upstream's response headers (the run plane learns which revision made an MCP session). */
+  onResponseHeaders?: ((headers: IncomingHttpHeaders) => void) | undefined;
   /**
    * The sandboxd token (sandbox-credentials.ts), only when `port` is sandboxd's: a user server on
    * another port must never see it. A client's own header of that name is always dropped.
@@ -66,6 +70,19 @@ function forwardHeaders(
   for (const [k, v] of Object.entries(headers)) if (!drop.has(k) && v !== undefined) out[k] = v;
   for (const [k, v] of Object.entries(set)) out[k.toLowerCase()] = v;
   return out;
+}
+
+/** `extra` beside what `headers` has: a repeated name becomes a list (Set-Cookie stays one per line). */
+function appendHeaders(
+  headers: IncomingHttpHeaders,
+  extra: Readonly<Record<string, string>> | undefined,
+): IncomingHttpHeaders {
+  for (const [k, v] of Object.entries(extra ?? {})) {
+    const name = k.toLowerCase();
+    const had = headers[name];
+    headers[name] = had === undefined ? v : [...(Array.isArray(had) ? had : [had]), v];
+  }
+  return headers;
 }
 
 /** The request headers for `to`: `forwardHeaders`, then the sandboxd token where it belongs. */
@@ -109,7 +126,9 @@ export class SandboxProxy {
       const upstream = request(
         { host: to.host, port: to.port, path: to.path, method: req.method, headers, agent: this.agent },
         (up) => {
-          res.writeHead(up.statusCode ?? 502, forwardHeaders(up.headers, DROP_RESPONSE, to.responseHeaders));
+          to.onResponseHeaders?.(up.headers);
+          const out = forwardHeaders(up.headers, DROP_RESPONSE, to.responseHeaders);
+          res.writeHead(up.statusCode ?? 502, appendHeaders(out, to.appendResponseHeaders));
           up.pipe(res);
           up.once('error', () => res.destroy());
         },
