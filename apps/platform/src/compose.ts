@@ -192,6 +192,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     domain: platformDomain,
     platformHostnames: platformHostnames(config.publicUrl, config.host, platformDomain),
     selfPort: r.boundPort,
+    autoscale: { ...config.run.autoscale, hostMemoryMB: sandboxPlane.memoryCapacityMB }, // host-bounded
   });
   await egress.start({
     ensureBridge: () => sandboxPlane.ensureBridge(),

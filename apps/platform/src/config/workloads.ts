@@ -1,6 +1,6 @@
 import type { PlatformEnv } from './env-schema.js';
 import { parseCidrList } from '../framework/destinations/destination-guard.js';
-import { asConfigError, boundedWholeNumber } from './values.js';
+import { asConfigError, boundedWholeNumber, ConfigError } from './values.js';
 
 /** The jobs plane's settings (planes/jobs/ARCHITECTURE.md). */
 export interface JobsConfig {
@@ -19,6 +19,15 @@ export interface RunConfig {
     maxBodyBytes: number;
     callbackAllowCidrs: string[];
   };
+  /** The autoscaler's (planes/run/autoscaler.ts; defaults and why there). */
+  autoscale: RunAutoscaleConfig;
+}
+
+export interface RunAutoscaleConfig {
+  targetConcurrency: number;
+  stableWindowMs: number;
+  panicWindowMs: number;
+  maxReplicas: number;
 }
 
 export function jobsConfig(e: PlatformEnv): JobsConfig {
@@ -59,5 +68,43 @@ export function runConfig(e: PlatformEnv): RunConfig {
         parseCidrList(e.TARMAC_CALLBACK_ALLOW, 'TARMAC_CALLBACK_ALLOW'),
       ),
     },
+    autoscale: runAutoscaleConfig(e),
+  };
+}
+
+function runAutoscaleConfig(e: PlatformEnv): RunAutoscaleConfig {
+  const stable = boundedWholeNumber(
+    e.TARMAC_RUN_STABLE_WINDOW_SECONDS,
+    'TARMAC_RUN_STABLE_WINDOW_SECONDS',
+    60,
+    1,
+  );
+  const panic = boundedWholeNumber(
+    e.TARMAC_RUN_PANIC_WINDOW_SECONDS,
+    'TARMAC_RUN_PANIC_WINDOW_SECONDS',
+    6,
+    1,
+  );
+  if (panic > stable) {
+    throw new ConfigError(
+      `TARMAC_RUN_PANIC_WINDOW_SECONDS (${panic}) must not exceed TARMAC_RUN_STABLE_WINDOW_SECONDS (${stable})`,
+    );
+  }
+  const maxReplicas = boundedWholeNumber(e.TARMAC_RUN_MAX_REPLICAS, 'TARMAC_RUN_MAX_REPLICAS', 10, 1);
+  if (maxReplicas > 100) {
+    throw new ConfigError(
+      `TARMAC_RUN_MAX_REPLICAS must be at most 100 (maxScale's bound), got "${maxReplicas}"`,
+    );
+  }
+  return {
+    targetConcurrency: boundedWholeNumber(
+      e.TARMAC_RUN_TARGET_CONCURRENCY,
+      'TARMAC_RUN_TARGET_CONCURRENCY',
+      10,
+      1,
+    ),
+    stableWindowMs: stable * 1000,
+    panicWindowMs: panic * 1000,
+    maxReplicas,
   };
 }

@@ -20,6 +20,8 @@ const record: RunRecord = {
   memoryMB: 512,
   port: 8080,
   hosts: [],
+  minScale: 0,
+  maxScale: 10,
   revision: 'a1b2c3d4e5f6',
   lastMessage: undefined,
 };

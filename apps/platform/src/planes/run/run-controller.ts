@@ -1,10 +1,11 @@
 /**
- * The run controller (issue 16; ARCHITECTURE.md beside this file): keeps one replica per enabled
- * agent or function whose record names an image, level-triggered like the sandbox controller and
- * the job runner. Each pass reads the records (catalogue) and the replica sets (memory, rebuilt
- * from the engine's containers at start) and converges:
- *   - enabled, image, no replica of the newest revision → start one (after the crash backoff);
- *     once it answers on PORT → DEPLOYED, and replicas of older revisions are removed;
+ * The run controller (issue 16; ARCHITECTURE.md beside this file): keeps the replicas of every
+ * enabled agent or function whose record names an image, level-triggered like the sandbox
+ * controller and the job runner. Each pass reads the records (catalogue) and the replica sets
+ * (memory, rebuilt from the engine's containers at start) and converges:
+ *   - enabled, image → the newest revision's set is sized to the autoscaler's count (autoscaler.ts,
+ *     `scale`): replicas start (after the crash backoff) or drain and go; once one answers on
+ *     PORT → DEPLOYED, and replicas of older revisions are removed;
  *   - a replica whose container stopped → output archived, container removed, started again
  *     after 1 s, 2 s, 4 s … (30 s cap); never answered → FAILED with its last log lines;
  *   - `enabled: false` → replicas removed, DEACTIVATED; a deleted record → replicas removed.
@@ -12,9 +13,11 @@
  */
 import type { Logger } from 'pino';
 import type { LogArchive } from '../../framework/log-archive.js';
+import { Autoscaler, DEFAULT_AUTOSCALE, type AutoscaleSettings } from './autoscaler.js';
 import { adoptReplicas } from './replica-adoption.js';
 import { ReplicaLauncher, type LaunchOutcome } from './replica-launcher.js';
 import { backoffMs, ReplicaSets, STABLE_AFTER_MS, type Replica, type ReplicaSet } from './replica-sets.js';
+import { SetScaler } from './replica-scaling.js';
 import type { ReplicaEngine, ReplicaSetup, RunCatalogue, RunKind, RunRecord } from './run-ports.js';
 import type { ReplicaUsage, UsagePhase } from './usage/replica-usage.js';
 
@@ -30,6 +33,8 @@ export interface RunControllerDeps {
   onRecord?: (kind: RunKind, workspace: string, name: string) => void;
   /** Longest a retired replica's requests in flight may take to finish before it is stopped. */
   drainMs?: number;
+  /** Target concurrency, windows, ceilings (TARMAC_RUN_TARGET_CONCURRENCY …; autoscaler.ts). */
+  autoscale?: AutoscaleSettings;
   tickMs?: number;
   now?: () => number;
   /** Replica usage for the meter (usage/replica-usage.ts), told by the launcher. */
@@ -50,10 +55,12 @@ export const recordKey = (kind: RunKind, workspace: string, name: string) =>
 export class RunController {
   readonly sets = new ReplicaSets();
   readonly launcher: ReplicaLauncher;
+  readonly autoscaler: Autoscaler;
+  readonly scaler: SetScaler;
   private readonly now: () => number;
   private records = new Map<string, RunRecord>();
-  /** Containers being removed, engine id → record id. */
-  private readonly removing = new Map<string, string>();
+  /** Replicas draining and being removed, by engine id (out of their set, still live). */
+  private readonly removing = new Map<string, Replica>();
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
   private again = false;
@@ -65,6 +72,13 @@ export class RunController {
   constructor(private readonly d: RunControllerDeps) {
     this.now = d.now ?? Date.now;
     this.launcher = new ReplicaLauncher({ ...d, now: this.now });
+    this.autoscaler = new Autoscaler(d.autoscale ?? DEFAULT_AUTOSCALE);
+    this.scaler = new SetScaler({
+      autoscaler: this.autoscaler,
+      logger: d.logger,
+      launch: (record, set) => this.launch(record, set),
+      drainAndRemove: (r) => this.drainAndRemove(r),
+    });
   }
 
   async start(): Promise<void> {
@@ -97,9 +111,13 @@ export class RunController {
     return this.records;
   }
 
-  /** The replica a request goes to (ReplicaSets.serving: the previous revision fills in). */
-  readyReplica(record: RunRecord): Replica | undefined {
-    return this.sets.serving(record.id, record.revision);
+  /**
+   * The replica a request goes to (ReplicaSets.serving: the previous revision fills in); one with
+   * an affinity key (thread, MCP session: replica-affinity.ts) to its thread's replica.
+   */
+  readyReplica(record: RunRecord, affinityKey?: string): Replica | undefined {
+    const affinity = affinityKey === undefined ? undefined : { key: affinityKey, now: this.now() };
+    return this.sets.serving(record.id, record.revision, affinity);
   }
 
   /**
@@ -110,11 +128,22 @@ export class RunController {
     this.d.usage?.phase(replica.engineId, phase, this.now());
   }
 
-  /** Egress identities of every replica (compose.ts adds them to the proxy's live list). */
+  /** Pins an MCP session a replica made (seen in its answer) to that replica. */
+  pinSession(replica: Replica, key: string): void {
+    this.sets.pin(replica, key, this.now());
+  }
+
+  /**
+   * Egress identities of every replica (compose.ts adds them to the proxy's live list), draining
+   * ones included: a request they still serve may call out (a model, a tool).
+   */
   liveReplicas(): Array<{ id: string; workspace: string; name: string; ip: string }> {
-    return this.sets
-      .all()
-      .map((r) => ({ id: r.credentialId, workspace: r.workspace, name: r.name, ip: r.ip }));
+    return [...this.sets.all(), ...this.removing.values()].map((r) => ({
+      id: r.credentialId,
+      workspace: r.workspace,
+      name: r.name,
+      ip: r.ip,
+    }));
   }
 
   /** The egress identity of a replica being created (its first request can beat the answer). */
@@ -180,7 +209,7 @@ export class RunController {
     const sets = this.sets.setsOf(record.id);
     if (!record.enabled) {
       for (const set of sets) this.retire(record.id, set);
-      const draining = [...this.removing.values()].includes(record.id);
+      const draining = [...this.removing.values()].some((r) => r.recordId === record.id);
       if (this.sets.setsOf(record.id).length === 0 && !draining && record.status !== 'DEACTIVATED') {
         await this.d.catalogue.setStatus(
           record,
@@ -204,18 +233,25 @@ export class RunController {
           `Replica ${ready.engineId} answers on port ${ready.port} (revision ${record.revision})`,
         );
       }
-      return;
     }
-    if (current.replicas.length > 0 || current.launching || current.blocked || now < current.notBeforeMs)
-      return;
-    current.launching = true;
-    const attempt = current.nextAttempt++;
+    this.scaler.scale(record, current, now); // the autoscaler's count (replica-scaling.ts)
+  }
+
+  /** Starts one replica of the set in the lowest free slot (in the background). */
+  private launch(record: RunRecord, set: ReplicaSet): void {
+    const draining = [...this.removing.values()].filter((r) => r.recordId === record.id);
+    const slot = this.sets.freeSlot(
+      record.id,
+      draining.map((r) => r.slot),
+    );
+    set.launchingSlots.add(slot);
+    const attempt = set.nextAttempt++;
     void this.launcher
-      .launch(record, 0, attempt, () => this.wanted(record))
-      .then((out) => this.launched(record, current, out))
+      .launch(record, slot, attempt, () => this.wanted(record))
+      .then((out) => this.launched(record, set, out))
       .catch((err) => this.d.logger.error({ err, record: record.name }, 'replica launch failed'))
       .finally(() => {
-        current.launching = false;
+        set.launchingSlots.delete(slot);
         this.kick();
       });
   }
@@ -231,6 +267,11 @@ export class RunController {
       const lastLines = await this.launcher.lastLines(r.engineId);
       await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt).catch(() => undefined);
       if (set.revision !== record.revision || !record.enabled) continue;
+      // Other replicas of the set still serve: the record stays as it is (the exit is logged).
+      if (set.replicas.some((x) => x.phase === 'ready')) {
+        this.d.logger.warn({ record: record.name, replica: r.engineId }, 'replica exited; others serve');
+        continue;
+      }
       const code = info?.exitCode ?? null;
       this.d.logger.warn({ record: record.name, replica: r.engineId, code }, 'replica exited');
       await this.d.catalogue.setStatus(
@@ -248,6 +289,8 @@ export class RunController {
   }
 
   private async launched(record: RunRecord, set: ReplicaSet, out: LaunchOutcome): Promise<void> {
+    // A scale-up replica that fails while others serve: backoff and a log line, no FAILED status.
+    const serving = set.replicas.some((r) => r.phase === 'ready');
     if (out.kind === 'cancelled') {
       const r = out.replica;
       await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt, 0).catch(() => undefined);
@@ -262,7 +305,7 @@ export class RunController {
       if (out.blocked) set.blocked = out.message;
       if (!out.transient) set.crashes++;
       set.notBeforeMs = this.now() + (out.transient ? 1000 : backoffMs(set.crashes));
-      if (!out.transient)
+      if (!out.transient && !serving)
         await this.d.catalogue.setStatus(record, 'FAILED', `Could not start a replica: ${out.message}`);
       return;
     }
@@ -270,6 +313,10 @@ export class RunController {
     set.notBeforeMs = this.now() + backoffMs(set.crashes);
     const r = out.replica;
     await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt, 0).catch(() => undefined);
+    if (serving) {
+      this.d.logger.warn({ record: record.name, replica: r.engineId, outcome: out.kind }, 'scale-up failed');
+      return;
+    }
     const why =
       out.kind === 'exited'
         ? `exited (code ${out.exitCode ?? 'unknown'}) before listening on port ${r.port}`
@@ -287,19 +334,22 @@ export class RunController {
    * `drainMs`, before SIGTERM (issue 16: "delete drains in-flight requests first").
    */
   private retire(recordId: string, set: ReplicaSet): void {
-    for (const r of [...set.replicas]) {
-      if (this.removing.has(r.engineId)) continue;
-      this.removing.set(r.engineId, recordId);
-      this.sets.remove(r);
-      void drained(r, this.d.drainMs ?? DEFAULT_DRAIN_MS)
-        .then(() => this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt))
-        .catch(() => undefined)
-        .finally(() => {
-          this.removing.delete(r.engineId);
-          this.kick();
-        });
-    }
+    for (const r of [...set.replicas]) this.drainAndRemove(r);
     this.sets.prune(recordId, set.revision);
+  }
+
+  /** Out of its set (no new request), drained, then stopped and removed (once per container). */
+  private drainAndRemove(r: Replica): void {
+    if (this.removing.has(r.engineId)) return;
+    this.removing.set(r.engineId, r);
+    this.sets.remove(r);
+    void drained(r, this.d.drainMs ?? DEFAULT_DRAIN_MS)
+      .then(() => this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt))
+      .catch(() => undefined)
+      .finally(() => {
+        this.removing.delete(r.engineId);
+        this.kick();
+      });
   }
 }
 

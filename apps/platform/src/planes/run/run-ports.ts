@@ -5,7 +5,7 @@
  * egress defaults of a container, byte-for-byte forwarding, and the held-request waiters. The plane
  * constructs none of them.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Engine, HostFile, SandboxInfo } from '@tarmac/engine';
 
@@ -37,6 +37,9 @@ export interface RunRecord {
   port: number;
   /** Hosts an application's `spec.urls[]` claim (app-hosts.ts routes them); none otherwise. */
   hosts: readonly string[];
+  /** `spec.runtime.minScale` / `maxScale` (reference §2.1; autoscaler.ts). */
+  minScale: number;
+  maxScale: number;
   revision: string;
   /** The newest event's message (FAILED reasons reach held requests). */
   lastMessage: string | undefined;
@@ -99,6 +102,8 @@ export interface ForwardTarget {
   path: string;
   /** Request headers not forwarded (default: hop-by-hop and the platform's credentials). */
   drop?: ReadonlySet<string>;
+  /** Told the upstream's response headers before they are sent on (an MCP session to pin). */
+  onResponseHeaders?: (headers: IncomingHttpHeaders) => void;
 }
 
 /** Streams a request to a replica and its answer back (the sandbox gateway's proxy). */

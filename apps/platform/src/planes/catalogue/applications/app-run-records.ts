@@ -48,6 +48,10 @@ export function applicationRunView(row: ResourceRow<StoredApplication>, platform
     memoryMB: active?.memory ?? row.spec.memory ?? 2048,
     port: active?.port ?? row.spec.port ?? 8080,
     hosts: claimedHostnames(row.spec.urls, platformDomain),
+    // One replica while enabled (issue 16): the spec has no scale bounds, and an application may
+    // keep state in its process without thread headers to route by (planes/run/autoscaler.ts).
+    minScale: 1,
+    maxScale: 1,
     revision: applicationRevisionOf(row),
     lastMessage: row.events.at(-1)?.message,
     triggers: [], // applications have no triggers (spec "Application")

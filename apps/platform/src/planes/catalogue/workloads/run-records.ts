@@ -27,7 +27,7 @@ interface StoredSpec extends SecretBearingSpec {
   enabled?: boolean;
   public?: boolean;
   integrationConnections?: string[];
-  runtime?: { image?: string; memory?: number; envs?: SecretEnv[] };
+  runtime?: { image?: string; memory?: number; envs?: SecretEnv[]; minScale?: number; maxScale?: number };
 }
 
 export interface RunRecordView {
@@ -44,6 +44,8 @@ export interface RunRecordView {
   port: number;
   /** Hosts an application's `spec.urls[]` claim (none for agents and functions). */
   hosts: string[];
+  minScale: number;
+  maxScale: number;
   revision: string;
   lastMessage: string | undefined;
   triggers: RunTriggerView[];
@@ -71,6 +73,9 @@ export function runRecords(deps: CollectionDeps & { secrets: SecretBox }) {
     memoryMB: row.spec.runtime?.memory ?? 2048,
     port: 8080,
     hosts: [],
+    // The contract's defaults (packages/contract workload-common.ts scaledRuntimeShape).
+    minScale: row.spec.runtime?.minScale ?? 0,
+    maxScale: row.spec.runtime?.maxScale ?? 10,
     revision: revisionOf(row),
     lastMessage: row.events.at(-1)?.message,
     triggers: runTriggersOf(row.spec.triggers),
