@@ -219,7 +219,12 @@ export class RunController {
       }
       return;
     }
-    if (BUILD_STATUSES.has(record.status) || !record.image) return;
+    if (BUILD_STATUSES.has(record.status) || !record.image) {
+      // A rebuild: the set serving meanwhile keeps following its traffic (nothing new otherwise).
+      const serving = sets.find((s) => s.revision === record.revision && s.replicas.some(isReady));
+      if (serving && record.image) this.scaler.scale(record, serving, now);
+      return;
+    }
     const current = this.sets.set(record.id, record.revision);
     const ready = current.replicas.find((r) => r.phase === 'ready');
     if (ready) {
@@ -360,6 +365,7 @@ async function drained(r: Replica, ms: number): Promise<void> {
   }
 }
 
+const isReady = (r: Replica) => r.phase === 'ready';
 const LABELS = { agent: 'Agent', function: 'Function', application: 'Application' } as const;
 const label = (r: RunRecord) => LABELS[r.kind];
 const tail = (lines: string) => (lines ? `; last log lines:\n${lines}` : '; it printed nothing');
