@@ -21,6 +21,8 @@ const record: RunRecord = {
   public: false,
   image: 'agents/a:1',
   memoryMB: 256,
+  port: 8080,
+  hosts: [],
   minScale: 0,
   maxScale: 3,
   revision: 'r1',
