@@ -54,6 +54,8 @@ describe('async runs', () => {
     public: false,
     image: 'img',
     memoryMB: 256,
+    minScale: 0,
+    maxScale: 10,
     port: 8080,
     hosts: [],
     revision: 'r1',

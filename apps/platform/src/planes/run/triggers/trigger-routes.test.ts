@@ -31,6 +31,8 @@ const record = (
   public: false,
   image: 'img',
   memoryMB: 256,
+  minScale: 0,
+  maxScale: 10,
   port: 8080,
   hosts: [],
   revision: 'r1',
