@@ -264,6 +264,33 @@ describe.skipIf(skip !== null)(`build network${skip ? ` (skipped: ${skip})` : ''
     BUILD_MS,
   );
 
+  it(
+    'a Dockerfile that runs nothing gets no network; an ADD of a private URL still goes through the proxy',
+    async () => {
+      // No RUN, ADD or ONBUILD, FROM the base image only: built with --network=none, no namespace.
+      const quiet = await build('net-none', 'FROM tarmac/base:latest\nENV NET_NONE=1\nENV NET_NONE_TOO=1\n');
+      expect(quiet.status, quiet.message).toBe('BUILT');
+      expect(quiet.log).toContain('without a network');
+      // Its first steps again: the last one now comes from the layer cache (buildah 1.28 calls that
+      // an error when the image goes to an OCI layout; the whole layout is taken, buildah.ts).
+      const again = await build('net-none-again', 'FROM tarmac/base:latest\nENV NET_NONE=1\n');
+      expect(again.status, again.log).toBe('BUILT');
+      expect(again.log).toContain('the image is in the layout');
+      // ADD fetches in buildah itself: it must still get the build's proxy (and its refusal), never
+      // the host's own network, where the private upstream answers.
+      const add = await build(
+        'net-add',
+        `FROM tarmac/base:latest\nADD http://${privateNs.nsIp}/index /index\nCOPY probe.sh /probe.sh\n`,
+      );
+      expect(add.status, add.log).toBe('FAILED');
+      expect(add.log).not.toContain('without a network');
+      // Refused by the build proxy: 407, as the fetch comes from buildah on the host, not from the
+      // build's namespace (the proxy checks the source address with the password), or 403.
+      expect(add.message, add.log).toMatch(/invalid response status 40[37]/);
+    },
+    BUILD_MS,
+  );
+
   it('the build namespaces leave nothing behind on the host', () => {
     expect(existsSync(join(p.home, 'egress', 'build-netns'))).toBe(true);
     expect(readdirSync(join(p.home, 'egress', 'build-netns'))).toEqual([]);

@@ -171,11 +171,12 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
     ['python-agent', 'agents', 'python-agent'],
     ['dockerfile-app', 'functions', 'dockerfile-app'],
   ])(
-    'tarmac deploy examples/%s ends BUILT, with the image on the record and in /v0/images',
+    'tarmac deploy examples/%s: BUILT, then DEPLOYED (the CLI waits for the replica), with the image on the record and in /v0/images',
     async (folder, kind, name) => {
       const r = await runCli(['deploy', join(EXAMPLES, folder)], { env, timeoutMs: BUILD_MS });
       expect(r.code, r.stderr + r.stdout).toBe(0);
       expect(r.stdout).toContain(`Built ${kind}/${name}:`); // the streamed build log
+      expect(r.stdout).toMatch(/^DEPLOYED: /m); // exit 0 only once a replica answered
       const record = await get<Record_>(`/v0/${kind}/${name}`);
       expect(buildStatus(record)).toBe('BUILT');
       const statuses = record.events.map((e) => e.status);
@@ -289,7 +290,8 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
         ].join('\n'),
       );
       writeFileSync(join(dir, 'tarmac.toml'), 'type = "function"\nname = "secret-app"\n');
-      const r = await runCli(['deploy', dir], { env, timeoutMs: BUILD_MS });
+      // The image serves nothing (no server): stop at BUILT.
+      const r = await runCli(['deploy', dir, '--no-wait'], { env, timeoutMs: BUILD_MS });
       expect(r.code, r.stderr + r.stdout).toBe(0);
       expect(r.stdout).toContain('secret-ok');
       expect(r.stdout).toContain('printed: ***');

@@ -43,7 +43,8 @@ export interface StartOptions {
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 export const PLATFORM_MAIN = join(REPO_ROOT, 'apps/platform/dist/main.js');
-export const CLI_MAIN = join(REPO_ROOT, 'apps/cli/dist/main.js');
+/** The `tarmac` command as users run it: the one-file bundle (apps/cli/scripts/bundle.mjs). */
+export const CLI_MAIN = join(REPO_ROOT, 'apps/cli/dist/tarmac.mjs');
 
 export function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {

@@ -1,4 +1,4 @@
-import { NotFoundError, type Tarmac } from '@tarmac/sdk';
+import { NotFoundError, type BuildKind, type Tarmac } from '@tarmac/sdk';
 import type { CliContext } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
 import { selectFiles, zipFiles } from '../deploy/pack.js';
@@ -8,12 +8,18 @@ import { action, type Register } from './run.js';
 /**
  * `tarmac deploy [DIR]` and `tarmac push [DIR]` (issue 15; reference §3.3 "What bl deploy does"):
  * read tarmac.toml (or blaxel.toml), zip the folder with its excludes, upsert with
- * `?upload=true`, PUT the zip, stream the build log, and exit 0 only when the build is BUILT (or
- * the resource DEPLOYED once a runtime exists); FAILED exits 1 with the build's message.
+ * `?upload=true`, PUT the zip, stream the build log, and exit 0 only when the resource is DEPLOYED
+ * (agents, functions and applications: the run plane answered on the new revision's replica) or
+ * BUILT (jobs and `push`, which nothing serves); FAILED exits 1 with the build's or the replica's
+ * message. `--no-wait` stops at BUILT for every kind.
  */
 const DONE = new Set(['BUILT', 'DEPLOYED']);
+/** Status polls when the build log cannot be followed; while it streams, its end says when to look. */
 const POLL_MS = 500;
+const STREAMING_POLL_MS = 5000;
 const TIMEOUT_MS = 60 * 60_000;
+/** Status polls while a built revision's replica starts (the run plane answers within seconds). */
+const DEPLOY_POLL_MS = 250;
 
 export const registerDeploy: Register = (program, ctx, state) => {
   program
@@ -26,6 +32,7 @@ export const registerDeploy: Register = (program, ctx, state) => {
     .option('--skip-build', 'update the settings only; keep the image currently on the resource')
     .option('--dryrun', 'print the manifest and the files that would be uploaded; change nothing')
     .option('-y, --yes', 'do not ask for confirmation (deploy never asks; accepted for bl compatibility)')
+    .option('--no-wait', 'exit once the image is BUILT, without waiting for a replica to answer (DEPLOYED)')
     .action(
       action(
         state,
@@ -96,8 +103,8 @@ async function deploy(
   }
   const client = await ctx.client(flags);
   const path = imageOnly ? `/v0/images/${kind}/${project.name}` : `/v0/${kind}/${project.name}`;
-  const exists = !imageOnly && (await found(client, path));
   if (flags.skipBuild) {
+    const exists = !imageOnly && (await found(client, path));
     const current = exists
       ? await client.call<{ spec?: { runtime?: { image?: string }; image?: string } }>('GET', path)
       : undefined;
@@ -123,7 +130,7 @@ async function deploy(
   out(`Uploading ${files.length} files (${archive.length} bytes) for ${project.type} ${project.name}`);
   const opened = imageOnly
     ? await client.builds.openImage(kind, project.name)
-    : await client.builds.openWorkload(kind, manifest, exists);
+    : await openWorkload(client, kind, manifest);
   await client.builds.upload(opened.uploadUrl, archive);
   const logs = client.builds.followLogs(path, (line) => ctx.stdout.write(`${line}\n`)).catch(() => undefined);
   const status = await waitForResult(client, path, imageOnly, logs);
@@ -136,7 +143,52 @@ async function deploy(
     );
   }
   out(`${status.status}: ${status.image ?? project.name}`);
+  if (status.status === 'BUILT' && SERVED.has(kind) && !imageOnly && flags.wait !== false) {
+    out(`Waiting for ${project.type} ${project.name} to answer (DEPLOYED)`);
+    const served = await waitForDeployed(client, path);
+    if (served.status !== 'DEPLOYED' && served.status !== 'DEACTIVATED')
+      throw new CliError(
+        `deploy of ${project.type} ${project.name}`,
+        served.message || served.status,
+        `tarmac logs ${project.type} ${project.name}`,
+      );
+    out(`${served.status}: ${project.type} ${project.name}`);
+  }
   return EXIT.ok;
+}
+
+/** Kinds the run plane serves: a built image becomes a replica (issue 16). */
+const SERVED = new Set(['agents', 'functions', 'applications']);
+
+/**
+ * After BUILT, until the run plane's verdict on the new revision: DEPLOYED (a replica answered),
+ * FAILED (it crashed or never listened: its last log lines are the message), or DEACTIVATED (the
+ * resource is disabled, so nothing is to answer).
+ */
+async function waitForDeployed(client: Tarmac, path: string): Promise<{ status: string; message: string }> {
+  const deadline = Date.now() + TIMEOUT_MS;
+  for (;;) {
+    const r = await client.call<Watched>('GET', path);
+    const status = r.status ?? '';
+    if (status === 'DEPLOYED' || status === 'FAILED' || status === 'DEACTIVATED')
+      return { status, message: r.events?.at(-1)?.message ?? '' };
+    if (Date.now() > deadline)
+      throw new CliError('deploy', 'timed out waiting for a replica to answer', undefined, EXIT.timeout);
+    await new Promise((resolve) => setTimeout(resolve, DEPLOY_POLL_MS));
+  }
+}
+
+/**
+ * Replaces the workload (PUT, a redeploy: the usual case) or creates it when there is none (404,
+ * then POST): one request for a redeploy instead of a look-up first.
+ */
+async function openWorkload(client: Tarmac, kind: BuildKind, manifest: { metadata: { name: string } }) {
+  try {
+    return await client.builds.openWorkload(kind, manifest, true);
+  } catch (err) {
+    if (!(err instanceof NotFoundError)) throw err;
+    return client.builds.openWorkload(kind, manifest, false);
+  }
 }
 
 async function found(client: Tarmac, path: string): Promise<boolean> {
@@ -157,16 +209,19 @@ interface Watched {
 }
 
 /**
- * Polls until BUILT/DEPLOYED or FAILED; only trusts a final state reached after BUILDING (bl does
- * the same). The build log ends when the build does, so its end cuts the wait for the next poll
- * short, once (issue 15 bench: half a poll interval on every deploy).
+ * Waits for BUILT/DEPLOYED or FAILED; only trusts a final state reached after BUILDING (bl does
+ * the same). The build log ends when the build does, after its record is final, so while the log
+ * streams the status is read when it ends (and every few seconds, in case); once it has ended, or
+ * when it cannot be followed, every POLL_MS (issue 15 bench: no poll requests competing with the
+ * build for the CPUs, and no wait for the next poll at the end).
  */
 async function waitForResult(client: Tarmac, path: string, imageOnly: boolean, logEnd: Promise<unknown>) {
   let ended = false;
   const logDone = logEnd.then(() => (ended = true));
   const deadline = Date.now() + TIMEOUT_MS;
   let sawBuilding = false;
-  for (;;) {
+  for (let looked = false; ; looked = true) {
+    if (!ended || looked) await nextLook(ended, logDone);
     const r = await client.call<Watched>('GET', path);
     const status = (imageOnly ? r.metadata?.status : r.status) ?? '';
     const events = (imageOnly ? (r.metadata as { events?: Watched['events'] })?.events : r.events) ?? [];
@@ -177,16 +232,19 @@ async function waitForResult(client: Tarmac, path: string, imageOnly: boolean, l
     if (status === 'FAILED') return { status, message: events.at(-1)?.message ?? '', image: undefined };
     if (Date.now() > deadline)
       throw new CliError('deploy', 'timed out waiting for the build', undefined, EXIT.timeout);
-    const wasEnded = ended;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, POLL_MS);
-      if (!wasEnded)
-        void logDone.then(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-    });
   }
+}
+
+/** Until the log ends (or STREAMING_POLL_MS) while it streams; POLL_MS after. */
+function nextLook(ended: boolean, logDone: Promise<unknown>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ended ? POLL_MS : STREAMING_POLL_MS);
+    if (!ended)
+      void logDone.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+  });
 }
 
 export type { Project };

@@ -63,7 +63,7 @@ describe('applications: ?upload=true (issue 15)', () => {
           }),
           tickets: new UploadTickets(new Uint8Array(32).fill(3), 60_000),
           workDir: join(work, 'work'),
-          layerExport: new LayerExport(join(work, 'layer-cache')),
+          layerExport: new LayerExport(join(work, 'layer-blobs')),
           limits: { maxUploadBytes: 1 << 20, maxBytes: 1 << 20, maxEntries: 100 },
           apiUrl: deps.apiUrl,
           log: () => undefined,

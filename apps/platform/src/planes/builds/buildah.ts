@@ -4,11 +4,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import {
   buildProxyEnv,
+  needsNetwork,
   type BuildNetworkLease,
   type BuildNetworkMode,
   type BuildNetworkProvider,
 } from './build-network.js';
 import { endScratch, forgetPid, notePid, reapBuilderOrphans, scratchRoot } from './builder-orphans.js';
+import { layoutComplete } from './layer-export.js';
 
 /**
  * The image builder (issue 15 "Builds"): buildah from Debian's packages, rootful, with its own
@@ -36,7 +38,8 @@ export interface BuildahOptions {
 export interface BuildRequest {
   contextDir: string;
   dockerfile: string;
-  tag: string;
+  /** Where the image goes: `oci:<layout dir>:<name>` (layer-export.ts) or a storage tag. */
+  output: string;
   buildArgs: Record<string, string>;
   /** `--secret id=<id>,src=<file>`: files outside the context, never in the image. */
   secrets: Array<{ id: string; file: string }>;
@@ -58,6 +61,8 @@ export interface SeedImage {
 
 export class Buildah {
   private caBundle: string | undefined;
+  /** The seeded base image's name: a FROM of it alone needs no network (needsNetwork). */
+  private baseName = '';
 
   constructor(private readonly o: BuildahOptions) {}
 
@@ -70,6 +75,7 @@ export class Buildah {
     // Build steps trust the base image's CAs plus the operator's (mounted, never in a layer).
     const bundle = join(image.rootfs, 'etc/ssl/certs/ca-certificates.crt');
     this.caBundle = (existsSync(bundle) ? readFileSync(bundle, 'utf8') : '') + '\n' + this.o.trustedCaPem;
+    this.baseName = image.name;
     const marker = join(this.o.root, `.seeded-${Buffer.from(image.name).toString('hex')}`);
     if (existsSync(marker) && readFileSync(marker, 'utf8') === image.version) return;
     log(`Preparing base image ${image.name} for builds`);
@@ -91,7 +97,10 @@ export class Buildah {
   async build(r: BuildRequest): Promise<void> {
     const caFile = join(this.o.root, 'build-ca-bundle.crt');
     writeFileSync(caFile, this.caBundle ?? this.o.trustedCaPem);
-    const lease = await this.openNetwork();
+    const needed = this.o.network !== 'egress' || needsNetwork(readText(r.dockerfile), this.baseName);
+    const lease = needed ? await this.openNetwork() : undefined;
+    if (!needed)
+      r.log('Built without a network: the Dockerfile runs and fetches nothing (no RUN, ADD, ONBUILD)');
     // This build's own runc state and TMPDIR: whatever outlives buildah is found there.
     const scratch = join(scratchRoot(this.o), randomBytes(6).toString('hex'));
     mkdirSync(join(scratch, 'tmp'), { recursive: true, mode: 0o700 });
@@ -103,6 +112,7 @@ export class Buildah {
     }
   }
 
+  /** The egress namespace and proxy, in `egress` mode. */
   private async openNetwork(): Promise<BuildNetworkLease | undefined> {
     if (this.o.network !== 'egress') return undefined;
     if (!this.o.egress)
@@ -134,7 +144,8 @@ export class Buildah {
       // Step containers' runc state under our runroot: a crashed run's are found (builder-orphans.ts).
       '--runtime-flag',
       `root=${join(scratch, 'runc')}`,
-      `--network=${lease ? `ns:${lease.netnsPath}` : this.o.network}`,
+      // egress without a lease: the Dockerfile runs nothing and fetches nothing (needsNetwork).
+      `--network=${lease ? `ns:${lease.netnsPath}` : this.o.network === 'egress' ? 'none' : this.o.network}`,
       `--memory=${this.o.memoryMB}m`,
       // Trusted CAs for build steps only: a bind mount is not part of any layer (issue 15).
       '--volume',
@@ -142,49 +153,28 @@ export class Buildah {
       '-f',
       r.dockerfile,
       '-t',
-      r.tag,
+      r.output,
       ...Object.entries(r.buildArgs).flatMap(([k, v]) => ['--build-arg', `${k}=${v}`]),
       ...r.secrets.flatMap((s) => ['--secret', `id=${s.id},src=${s.file}`]),
       r.contextDir,
     ];
     const env = { TMPDIR: join(scratch, 'tmp'), ...(lease ? buildProxyEnv(lease.proxyUrl) : {}) };
-    await this.run(args, log, r.signal, { env });
-  }
-
-  /** The image's layers as its config names them (diff IDs: uncompressed digests), bottom first. */
-  async diffIds(tag: string, signal: AbortSignal): Promise<string[]> {
-    // Go's print of the list, "[sha256:… sha256:…]" (buildah 1.28's templates have no json).
-    const out = await this.run(
-      ['inspect', '--type', 'image', '--format', '{{.OCIv1.RootFS.DiffIDs}}', tag],
-      () => {},
-      signal,
-    );
-    const ids = out
-      .trim()
-      .replace(/^\[|\]$/g, '')
-      .split(/\s+/)
-      .filter(Boolean);
-    if (ids.length === 0 || !ids.every((d) => /^sha256:[a-f0-9]{64}$/.test(d)))
-      throw new BuildFailure(`the built image names no layers (${out.trim().slice(0, 100)})`);
-    return ids;
-  }
-
-  /**
-   * Writes the built image to `dest`: `oci:` (the layers already there, put by layer-export.ts,
-   * are skipped; the others are gzipped, as buildah 1.28 always does for this transport) or
-   * `dir:` (every layer, uncompressed: when little is cached, cheaper than gzipping it all).
-   */
-  async exportImage(
-    tag: string,
-    dest: { oci: string } | { dir: string },
-    signal: AbortSignal,
-  ): Promise<void> {
-    const target = 'oci' in dest ? `oci:${dest.oci}:image` : `dir:${dest.dir}`;
-    await this.run(['push', '--quiet', '--disable-compression', tag, target], () => {}, signal);
-  }
-
-  async removeImage(tag: string): Promise<void> {
-    await this.run(['rmi', tag], () => {}, new AbortController().signal).catch(() => undefined);
+    let cachedLast = false;
+    const watch = (line: string) => {
+      if (CACHED_LAST_STEP.test(line)) cachedLast = true;
+      log(line);
+    };
+    try {
+      await this.run(args, watch, r.signal, { env });
+    } catch (err) {
+      // buildah 1.28, last step from the layer cache: it copies the cached image to the `-t`
+      // destination, then looks the copy up in its own storage, which fails for an `oci:` layout
+      // ("locating new copy of image …: image not known", imagebuildah tagExistingImage) although
+      // the copy is whole. A whole layout is taken; the engine's import vets it like any other.
+      const layout = /^oci:(.+):[^:]*$/.exec(r.output)?.[1];
+      if (!cachedLast || r.signal.aborted || !layout || !layoutComplete(layout)) throw err;
+      r.log('The last step came from the layer cache; the image is in the layout');
+    }
   }
 
   /** Dangling layers and images no tag names any more (the GC's builder half). */
@@ -231,6 +221,18 @@ export class Buildah {
       onSpawn: (pid) => notePid(this.o, pid),
       onExit: (pid) => forgetPid(this.o, pid),
     });
+  }
+}
+
+const CACHED_LAST_STEP =
+  /^Error: locating new copy of image "[0-9a-f]{64}" \(i\.e\., "oci:.*"\): image not known$/;
+
+/** The Dockerfile's text; unreadable counts as "RUN" (needsNetwork says yes; buildah reports why). */
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return 'RUN';
   }
 }
 

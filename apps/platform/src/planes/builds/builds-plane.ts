@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Authenticator, ServerEnv, WorkspaceResolver } from '@tarmac/server-kit';
 import type { Hono } from 'hono';
@@ -57,6 +57,8 @@ export function buildsPlane(d: BuildsPlaneDeps) {
     trustedCaPem: d.trustedCaPem,
   });
   mkdirSync(dir, { recursive: true });
+  // The cache of earlier versions (gzipped blobs named by diff ID, layer-export.ts): unusable now.
+  rmSync(join(dir, 'layer-cache'), { recursive: true, force: true });
   const gc = new ImageGc({
     ledgerFile: join(dir, 'built-images.json'),
     tagExists: (e) => d.records.tagExists(e.workspace, e.imageType, e.name, e.tag),
@@ -70,7 +72,7 @@ export function buildsPlane(d: BuildsPlaneDeps) {
     records: d.records,
     images: d.images,
     builder,
-    layerExport: new LayerExport(join(dir, 'layer-cache')),
+    layerExport: new LayerExport(join(dir, 'layer-blobs')),
     tickets: new UploadTickets(d.secretKey, d.limits.urlTtlMs),
     workDir: join(dir, 'work'),
     limits: {
