@@ -1,11 +1,12 @@
 /**
- * The run controller (issue 16; ARCHITECTURE.md beside this file): keeps one replica per enabled
- * agent or function whose record names an image, level-triggered like the sandbox controller and
- * the job runner. Each pass reads the records (catalogue) and the replica sets (memory, rebuilt
- * from the engine's containers at start) and converges:
- *   - enabled, image, no replica of a revision taking traffic (the newest, or spec.revision's
- *     active and canary: traffic-split.ts) → start one (after the crash backoff); once each
- *     answers on PORT → DEPLOYED, and replicas of revisions without traffic are removed;
+ * The run controller (issue 16; ARCHITECTURE.md beside this file): keeps the replicas of every
+ * enabled agent or function whose record names an image, level-triggered like the sandbox
+ * controller and the job runner. Each pass reads the records (catalogue) and the replica sets
+ * (memory, rebuilt from the engine's containers at start) and converges:
+ *   - enabled, image → the set of each revision taking traffic (the newest, or spec.revision's
+ *     active and canary: traffic-split.ts) is sized to the autoscaler's count (autoscaler.ts,
+ *     `scale`): replicas start (after the crash backoff) or drain and go; once each target has one
+ *     up on PORT → DEPLOYED, and replicas of revisions without traffic are removed;
  *   - a replica whose container stopped → output archived, container removed, started again
  *     after 1 s, 2 s, 4 s … (30 s cap); never answered → FAILED with its last log lines;
  *   - `enabled: false` → replicas removed, DEACTIVATED; a deleted record → replicas removed.
@@ -13,18 +14,14 @@
  */
 import type { Logger } from 'pino';
 import type { LogArchive } from '../../framework/log-archive.js';
+import { Autoscaler, DEFAULT_AUTOSCALE, type AutoscaleSettings } from './autoscaler.js';
 import { IdlePolicy, type IdleSettings } from './idle-policy.js';
 import { adoptReplicas } from './replica-adoption.js';
-import { ReplicaLauncher, type LaunchOutcome } from './replica-launcher.js';
-import { ReplicaRetirement } from './replica-retirement.js';
-import {
-  backoffMs,
-  isUp,
-  ReplicaSets,
-  STABLE_AFTER_MS,
-  type Replica,
-  type ReplicaSet,
-} from './replica-sets.js';
+import { ReplicaDrainer } from './replica-drain.js';
+import { observeExits, settleLaunch } from './launch-outcome.js';
+import { ReplicaLauncher } from './replica-launcher.js';
+import { SetScaler } from './replica-scaling.js';
+import { isUp, ReplicaSets, STABLE_AFTER_MS, type Replica, type ReplicaSet } from './replica-sets.js';
 import type {
   Forwarder,
   ReplicaEngine,
@@ -55,6 +52,8 @@ export interface RunControllerDeps {
   idle?: IdleSettings;
   /** Closes the gateway's idle connections to a replica about to freeze. */
   dropIdle?: Forwarder['dropIdle'];
+  /** Target concurrency, windows, ceilings (TARMAC_RUN_TARGET_CONCURRENCY …; autoscaler.ts). */
+  autoscale?: AutoscaleSettings;
   tickMs?: number;
   now?: () => number;
   /** Replica usage for the meter (usage/replica-usage.ts), told by the launcher. */
@@ -73,11 +72,14 @@ export class RunController {
   readonly sets = new ReplicaSets();
   readonly launcher: ReplicaLauncher;
   readonly idle: IdlePolicy;
+  readonly autoscaler: Autoscaler;
+  readonly scaler: SetScaler;
   private readonly now: () => number;
   /** The first pass after start (a DEPLOYED scale-to-zero record with no container sleeps). */
   private firstPass = true;
   private records = new Map<string, RunRecord>();
-  private readonly retirement: ReplicaRetirement;
+  /** Replicas draining and being removed (out of their set, still live: replica-drain.ts). */
+  private readonly drainer: ReplicaDrainer;
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
   private again = false;
@@ -89,11 +91,11 @@ export class RunController {
   constructor(private readonly d: RunControllerDeps) {
     this.now = d.now ?? Date.now;
     this.launcher = new ReplicaLauncher({ ...d, now: this.now });
-    this.retirement = new ReplicaRetirement({
+    this.drainer = new ReplicaDrainer({
       ...d,
       sets: this.sets,
       launcher: this.launcher,
-      kick: () => this.kick(),
+      done: () => this.kick(),
     });
     this.idle = new IdlePolicy({
       ...(d.idle ?? { standbyAfterMs: 0, stopAfterMs: 0 }),
@@ -102,11 +104,18 @@ export class RunController {
       catalogue: d.catalogue,
       ...(d.dropIdle ? { dropIdle: d.dropIdle } : {}),
       recordOf: (r) => this.records.get(recordKey(r.kind, r.workspace, r.name)),
-      remove: (r) => this.retirement.remove(r.recordId, r),
+      remove: (r) => this.drainAndRemove(r),
       kick: () => this.kick(),
       meterPhase: (r, phase) => this.meterPhase(r, phase),
       logger: d.logger,
       now: this.now,
+    });
+    this.autoscaler = new Autoscaler(d.autoscale ?? DEFAULT_AUTOSCALE);
+    this.scaler = new SetScaler({
+      autoscaler: this.autoscaler,
+      logger: d.logger,
+      launch: (record, set) => this.launch(record, set),
+      drainAndRemove: (r) => this.drainAndRemove(r),
     });
   }
 
@@ -141,14 +150,21 @@ export class RunController {
   }
 
   /**
-   * The replica a request goes to: one of `revision` (the gateway's weighted pick), else of another
-   * revision taking traffic, else of the set a rollout replaces (traffic-split.ts servingReplica);
-   * resumed at once when it is in STANDBY. The chosen revision's set wakes when it sleeps after
-   * scale to zero (idle-policy.ts claim) — even when another revision's replica serves meanwhile,
-   * so the split comes back; with no replica at all the gateway holds the request until one answers.
+   * The replica a request goes to, in three steps: the revision (`revision`, the gateway's pick:
+   * traffic-split.ts — else another target, else the set a rollout replaces: servingReplica), then
+   * the replica in that revision's set (with an affinity key — thread, MCP session — its thread's
+   * replica: replica-affinity.ts; else the least busy), then the idle policy's claim: a replica in
+   * STANDBY resumes at once, and the chosen revision's set wakes when it sleeps after scale to zero
+   * — even when another revision's replica serves meanwhile, so the split comes back. With no
+   * replica at all the gateway holds the request until one answers.
    */
-  readyReplica(record: RunRecord, revision = targetsOf(record)[0]!.revision): Replica | undefined {
-    const serving = servingReplica(this.sets, record, revision);
+  readyReplica(
+    record: RunRecord,
+    revision = targetsOf(record)[0]!.revision,
+    affinityKey?: string,
+  ): Replica | undefined {
+    const affinity = affinityKey === undefined ? undefined : { key: affinityKey, now: this.now() };
+    const serving = servingReplica(this.sets, record, revision, affinity);
     return this.idle.claim(record, serving, this.sets.get(record.id, revision));
   }
 
@@ -160,11 +176,22 @@ export class RunController {
     this.d.usage?.phase(replica.engineId, phase, this.now());
   }
 
-  /** Egress identities of every replica (compose.ts adds them to the proxy's live list). */
+  /** Pins an MCP session a replica made (seen in its answer) to that replica. */
+  pinSession(replica: Replica, key: string): void {
+    this.sets.pin(replica, key, this.now());
+  }
+
+  /**
+   * Egress identities of every replica (compose.ts adds them to the proxy's live list), draining
+   * ones included: a request they still serve may call out (a model, a tool).
+   */
   liveReplicas(): Array<{ id: string; workspace: string; name: string; ip: string }> {
-    return this.sets
-      .all()
-      .map((r) => ({ id: r.credentialId, workspace: r.workspace, name: r.name, ip: r.ip }));
+    return [...this.sets.all(), ...this.drainer.all()].map((r) => ({
+      id: r.credentialId,
+      workspace: r.workspace,
+      name: r.name,
+      ip: r.ip,
+    }));
   }
 
   /** The egress identity of a replica being created (its first request can beat the answer). */
@@ -225,7 +252,7 @@ export class RunController {
     // Deleted records: their replicas go (and held requests learn it: 404).
     for (const id of this.sets.recordIds()) {
       if (live.has(id)) continue;
-      for (const set of this.sets.setsOf(id)) this.retirement.retire(id, set);
+      for (const set of this.sets.setsOf(id)) this.retire(id, set);
     }
     for (const [key, r] of before) if (!next.has(key)) this.d.onRecord?.(r.kind, r.workspace, r.name);
     this.firstPass = false;
@@ -234,11 +261,12 @@ export class RunController {
 
   private async reconcile(record: RunRecord): Promise<void> {
     const now = this.now();
-    for (const set of this.sets.setsOf(record.id)) await this.observe(record, set, now);
+    const exits = { ...this.d, sets: this.sets, launcher: this.launcher };
+    for (const set of this.sets.setsOf(record.id)) await observeExits(exits, record, set, now);
     const sets = this.sets.setsOf(record.id);
     if (!record.enabled) {
-      for (const set of sets) this.retirement.retire(record.id, set);
-      const draining = this.retirement.draining(record.id);
+      for (const set of sets) this.retire(record.id, set);
+      const draining = this.drainer.of(record.id).length > 0;
       if (this.sets.setsOf(record.id).length === 0 && !draining && record.status !== 'DEACTIVATED') {
         await this.d.catalogue.setStatus(
           record,
@@ -248,26 +276,35 @@ export class RunController {
       }
       return;
     }
-    if (BUILD_STATUSES.has(record.status)) return;
     // Each revision taking traffic runs (traffic-split.ts); one without an image yet waits for it.
     const targets = targetsOf(record).filter((t) => t.image);
+    if (BUILD_STATUSES.has(record.status)) {
+      // A rebuild: the sets serving meanwhile keep following their traffic (nothing new otherwise).
+      for (const t of targets) {
+        const serving = this.sets.get(record.id, t.revision);
+        if (serving?.replicas.some(isUp)) this.scaler.scale(revisionRecord(record, t), serving, now);
+      }
+      return;
+    }
     if (targets.length === 0) return;
     const answering: Replica[] = [];
     for (const t of targets) {
-      const ready = this.converge(record, t, now);
-      if (ready) answering.push(ready);
+      const up = this.converge(record, t, now);
+      if (up) answering.push(up);
     }
     if (answering.length < targets.length) return;
     // Every revision with traffic answers: sets without traffic go (the rollout's end).
-    for (const set of retirable(this.sets.setsOf(record.id), targets)) this.retirement.retire(record.id, set);
+    for (const set of retirable(this.sets.setsOf(record.id), targets)) this.retire(record.id, set);
     if (record.status !== 'DEPLOYED') {
       await this.d.catalogue.setStatus(record, 'DEPLOYED', deployedMessage(targets, answering));
     }
   }
 
   /**
-   * One revision's set: its replica that is up (ready, or in STANDBY: the idle policy's claim thaws
-   * it), or a start of one (after the crash backoff) unless the set sleeps after scale to zero.
+   * One revision's set: sized by the autoscaler (replica-scaling.ts: starts after the crash
+   * backoff, the first replica alone until it proves the image; nothing while the set sleeps after
+   * scale to zero); returns a replica of it that is up (ready, or in STANDBY: the idle policy's
+   * claim thaws it).
    */
   private converge(record: RunRecord, t: TrafficTarget, now: number): Replica | undefined {
     const fresh = !this.sets.get(record.id, t.revision);
@@ -276,54 +313,42 @@ export class RunController {
     // stopped for idleness (or the host rebooted): it stays at zero until a request wakes it.
     if (this.firstPass && fresh && record.status === 'DEPLOYED' && this.sleepsAtZero(record))
       current.asleep = true;
-    const ready = current.replicas.find(isUp);
-    if (ready) {
-      if (ready.readyAtMs !== undefined && now - ready.readyAtMs > STABLE_AFTER_MS) current.crashes = 0;
-      return ready;
-    }
-    if (
-      current.replicas.length > 0 ||
-      current.launching ||
-      current.blocked ||
-      current.asleep ||
-      now < current.notBeforeMs
-    )
-      return undefined;
-    current.launching = true;
-    if (current.wokenAtMs !== undefined)
-      this.d.logger.debug({ record: record.name, afterMs: now - current.wokenAtMs }, 'woken set launches');
-    const attempt = current.nextAttempt++;
-    const launched = revisionRecord(record, t);
-    void this.launcher
-      .launch(launched, 0, attempt, () => this.wanted(launched))
-      .then((out) => this.launched(record, current, out))
-      .catch((err) => this.d.logger.error({ err, record: record.name }, 'replica launch failed'))
-      .finally(() => {
-        current.launching = false;
-        this.kick();
-      });
-    return undefined;
+    const up = current.replicas.find(isUp);
+    if (up?.readyAtMs !== undefined && now - up.readyAtMs > STABLE_AFTER_MS) current.crashes = 0;
+    this.scaler.scale(revisionRecord(record, t), current, now); // the autoscaler's count
+    return up;
   }
 
-  /** A container of this set that stopped: archived, removed, the set backs off. */
-  private async observe(record: RunRecord, set: ReplicaSet, now: number): Promise<void> {
-    for (const r of [...set.replicas]) {
-      const info = await this.launcher.inspect(r.engineId);
-      if (info && info.status !== 'STOPPED') continue;
-      this.sets.remove(r);
-      set.crashes++;
-      set.notBeforeMs = now + backoffMs(set.crashes);
-      const lastLines = await this.launcher.lastLines(r.engineId);
-      await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt).catch(() => undefined);
-      if (!isTarget(record, set.revision) || !record.enabled) continue;
-      const code = info?.exitCode ?? null;
-      this.d.logger.warn({ record: record.name, replica: r.engineId, code }, 'replica exited');
-      await this.d.catalogue.setStatus(
-        record,
-        'DEPLOYING',
-        `Replica exited (code ${code ?? 'unknown'}); restarting in ${Math.round(backoffMs(set.crashes) / 1000)} s${tail(lastLines)}`,
-      );
-    }
+  /**
+   * Starts one replica of the set in the lowest free slot (in the background). `launched` is the
+   * record as that revision runs (revisionRecord: its image and memory); status writes go to the
+   * record itself (the catalogue writes only at the record's newest revision).
+   */
+  private launch(launched: RunRecord, set: ReplicaSet): void {
+    const record = this.records.get(recordKey(launched.kind, launched.workspace, launched.name)) ?? launched;
+    const slot = this.sets.freeSlot(
+      record.id,
+      this.drainer.of(record.id).map((r) => r.slot),
+    );
+    set.launchingSlots.add(slot);
+    if (set.wokenAtMs !== undefined)
+      this.d.logger.debug({ record: record.name, afterMs: this.now() - set.wokenAtMs }, 'woken set launches');
+    const attempt = set.nextAttempt++;
+    void this.launcher
+      .launch(launched, slot, attempt, () => this.wanted(launched))
+      .then((out) =>
+        settleLaunch(
+          { ...this.d, launcher: this.launcher, idle: this.idle, now: this.now },
+          record,
+          set,
+          out,
+        ),
+      )
+      .catch((err) => this.d.logger.error({ err, record: record.name }, 'replica launch failed'))
+      .finally(() => {
+        set.launchingSlots.delete(slot);
+        this.kick();
+      });
   }
 
   /** Whether the record still gives this revision traffic (not deleted, disabled, moved on). */
@@ -332,40 +357,18 @@ export class RunController {
     return now?.id === launched.id && now.enabled && isTarget(now, launched.revision);
   }
 
-  private async launched(record: RunRecord, set: ReplicaSet, out: LaunchOutcome): Promise<void> {
-    if (out.kind === 'cancelled') {
-      const r = out.replica;
-      await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt, 0).catch(() => undefined);
-      return;
-    }
-    if (out.kind === 'ready') {
-      set.replicas.push(out.replica);
-      this.idle.woke(record, set, out.replica);
-      this.d.onRecord?.(record.kind, record.workspace, record.name);
-      return;
-    }
-    if (out.kind === 'error') {
-      if (out.blocked) set.blocked = out.message;
-      if (!out.transient) set.crashes++;
-      set.notBeforeMs = this.now() + (out.transient ? 1000 : backoffMs(set.crashes));
-      if (!out.transient)
-        await this.d.catalogue.setStatus(record, 'FAILED', `Could not start a replica: ${out.message}`);
-      return;
-    }
-    set.crashes++;
-    set.notBeforeMs = this.now() + backoffMs(set.crashes);
-    const r = out.replica;
-    await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt, 0).catch(() => undefined);
-    const of = targetsOf(record).length > 1 ? ` of revision ${set.revision}` : '';
-    const why =
-      out.kind === 'exited'
-        ? `exited (code ${out.exitCode ?? 'unknown'}) before listening on port ${r.port}`
-        : `did not listen on port ${r.port} within ${Math.round(this.d.readyTimeoutMs / 1000)} s`;
-    await this.d.catalogue.setStatus(
-      record,
-      'FAILED',
-      `Replica${of} ${why}; retrying in ${Math.round(backoffMs(set.crashes) / 1000)} s${tail(out.lastLines)}`,
-    );
+  /**
+   * Removes every replica of a set (in the background, once per container). Out of the sets first,
+   * so no new request reaches it; then requests in flight (streams included) may finish, up to
+   * `drainMs`, before SIGTERM (issue 16: "delete drains in-flight requests first").
+   */
+  private retire(recordId: string, set: ReplicaSet): void {
+    for (const r of [...set.replicas]) this.drainAndRemove(r);
+    this.sets.prune(recordId, set.revision);
+  }
+
+  private drainAndRemove(r: Replica): void {
+    this.drainer.drainAndRemove(r);
   }
 
   /** Whether a record's replicas are stopped after the idle window (minScale 0, stop enabled). */
@@ -383,4 +386,3 @@ function deployedMessage(targets: readonly TrafficTarget[], answering: readonly 
 
 const LABELS = { agent: 'Agent', function: 'Function', application: 'Application' } as const;
 const label = (r: RunRecord) => LABELS[r.kind];
-const tail = (lines: string) => (lines ? `; last log lines:\n${lines}` : '; it printed nothing');

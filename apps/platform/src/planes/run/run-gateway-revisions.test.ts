@@ -28,6 +28,7 @@ const record: RunRecord = {
   port: 8080,
   hosts: [],
   minScale: 0,
+  maxScale: 10,
   revision: 'b',
   lastMessage: undefined,
   traffic: [
@@ -89,7 +90,9 @@ describe('run gateway: revisions', () => {
         ready: Promise.resolve(),
         record: (kind, ws, name) =>
           kind === 'function' && ws === 'ws' && name === 'tools' ? record : undefined,
-        readyReplica: (r, revision) => sets.ready(r.id, revision ?? r.revision),
+        readyReplica: (r, revision, key) =>
+          sets.ready(r.id, revision ?? r.revision, key ? { key, now: Date.now() } : undefined),
+        pinSession: (r, key) => sets.pin(r, key, Date.now()),
       },
       access: {} as AccessCache, // public record: never asked
       forwarder: proxy,
@@ -130,12 +133,15 @@ describe('run gateway: revisions', () => {
     }
   });
 
-  it('an MCP session goes back to the revision that made it', async () => {
+  it('an MCP session goes back to the revision, then the replica, that made it', async () => {
+    const pinned: Record<string, number> = { a: 0, b: 0 };
     for (let n = 0; n < 6; n++) {
       const init = await fetch(`${base}/mcp`, { method: 'POST', body: '{"method":"initialize"}' });
       const made = await init.text();
       const session = init.headers.get('mcp-session-id')!;
       expect(session).toMatch(new RegExp(`^s-${made}-`));
+      // Pinned from the answer, before the session's next request (replica-affinity.ts).
+      expect(sets.get('rec', made)!.pins.countOf(`rp-${made}`, Date.now())).toBe(++pinned[made]!);
       for (let i = 0; i < 10; i++) {
         const res = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'mcp-session-id': session } });
         expect(await res.text()).toBe(made);

@@ -15,11 +15,13 @@
  * answer at once. With several revisions taking traffic (`spec.revision`), the revision of each
  * request is chosen by traffic-split.ts (weights, thread hash, sticky cookie).
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { AccessCache } from '../../framework/access-cache.js';
 import type { StartWaiters } from '../../framework/held-requests.js';
+import { affinityKey, sessionKeyOf } from './replica-affinity.js';
+import { beginRequest, endRequest } from './replica-load.js';
 import { runAddress, type RunAddress } from './run-address.js';
 import type { RunController } from './run-controller.js';
 import { RunError, sendRunError, upgradeError } from './run-error.js';
@@ -38,7 +40,7 @@ import { asyncAddress } from './triggers/async-address.js';
 import type { TriggerRoutes } from './triggers/trigger-routes.js';
 
 export interface RunGatewayDeps {
-  controller: Pick<RunController, 'record' | 'readyReplica' | 'ready'>;
+  controller: Pick<RunController, 'record' | 'readyReplica' | 'ready' | 'pinSession'>;
   access: AccessCache;
   forwarder: Forwarder;
   held: StartWaiters;
@@ -110,20 +112,34 @@ export class RunGateway {
       return;
     }
     const { replica, cookie } = admitted;
-    replica.inflight++;
+    const now = this.d.now ?? Date.now;
+    beginRequest(replica, now()); // the autoscaler's measure (replica-load.ts)
     try {
       await this.d.forwarder.forward(req, res, {
         ...target(replica, addr),
         appendResponseHeaders: cookie ? { 'set-cookie': cookie } : undefined,
-        onResponseHeaders: (h) => {
-          const session = first(h['mcp-session-id']);
-          if (session) this.sessions.remember(replica.recordId, session, replica.revision);
-        },
+        onResponseHeaders: this.sessionMade(req, replica),
       });
     } finally {
-      replica.inflight--;
-      replica.lastUsedMs = (this.d.now ?? Date.now)();
+      endRequest(replica, now());
     }
+  }
+
+  /**
+   * An MCP server makes its session id in its answer (initialize): the revision that made it is
+   * remembered (traffic-split.ts SessionRevisions) and, for a request that had no affinity key,
+   * the replica that answered is pinned (replica-affinity.ts), so the session's next requests
+   * find the same revision, then the same replica.
+   */
+  private sessionMade(req: IncomingMessage, replica: Replica) {
+    const pin = affinityKey(req.headers) === undefined;
+    return (headers: IncomingHttpHeaders) => {
+      const session = first(headers['mcp-session-id']);
+      if (!session) return;
+      this.sessions.remember(replica.recordId, session, replica.revision);
+      const key = sessionKeyOf(headers);
+      if (pin && key) this.d.controller.pinSession(replica, key);
+    };
   }
 
   async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, addr: RunAddress): Promise<void> {
@@ -136,18 +152,17 @@ export class RunGateway {
       if (!socket.destroyed) upgradeError(socket, err);
       return;
     }
-    replica.inflight++; // an open WebSocket counts as in flight until it closes
+    const now = this.d.now ?? Date.now;
+    beginRequest(replica, now()); // an open WebSocket counts as in flight until it closes
     try {
       await this.d.forwarder.upgrade(req, socket, head, target(replica, addr));
     } finally {
-      replica.inflight--;
-      replica.lastUsedMs = (this.d.now ?? Date.now)();
+      endRequest(replica, now());
     }
   }
 
   /** The revision of a request: the one that made its MCP session, else traffic-split's choice. */
-  private choose(record: RunRecord, req: IncomingMessage | undefined): RevisionChoice {
-    const headers = req?.headers ?? {};
+  private choose(record: RunRecord, headers: IncomingHttpHeaders): RevisionChoice {
     const session = first(headers['mcp-session-id']);
     const made = session && this.sessions.revisionOf(record.id, session);
     if (made && isTarget(record, made)) return { revision: made, sticky: true };
@@ -176,12 +191,20 @@ export class RunGateway {
   /** Authentication (unless public), then a ready replica: everything before the first byte out. */
   private async admit(req: IncomingMessage, addr: RunAddress, gone: AbortSignal): Promise<Admitted> {
     await this.authorize(req, addr);
-    return this.untilReady(addr, gone, undefined, req);
+    return this.untilReady(addr, gone, undefined, req.headers);
   }
 
-  /** A ready replica for a request accepted earlier (an async one), held until `deadline`. */
-  async replicaFor(addr: RunAddress, gone: AbortSignal, deadline: number): Promise<Replica> {
-    return (await this.untilReady(addr, gone, deadline)).replica;
+  /**
+   * A ready replica for a request accepted earlier (an async one), held until `deadline`; its
+   * headers choose the revision and the replica as a synchronous request's would.
+   */
+  async replicaFor(
+    addr: RunAddress,
+    gone: AbortSignal,
+    deadline: number,
+    headers?: IncomingHttpHeaders,
+  ): Promise<Replica> {
+    return (await this.untilReady(addr, gone, deadline, headers)).replica;
   }
 
   /**
@@ -206,18 +229,20 @@ export class RunGateway {
   }
 
   /**
-   * A ready replica of the revision this request goes to (traffic-split.ts), and the sticky
-   * cookie to set when the record asks for one and the client holds none for that revision;
-   * held (bounded) while no replica is ready. Without `req` (an async run) the draw alone decides.
+   * A ready replica for a request, in the order of RunController.readyReplica: the revision it
+   * goes to (traffic-split.ts), then its replica in that revision's set (a thread's or MCP
+   * session's own one: replica-affinity.ts); and the sticky cookie to set when the record asks for
+   * one and the client holds none for that revision. Held (bounded) while no replica is ready.
    */
   private async untilReady(
     addr: RunAddress,
     gone: AbortSignal,
     until?: number,
-    req?: IncomingMessage,
+    headers: IncomingHttpHeaders = {},
   ): Promise<Admitted> {
     const now = this.d.now ?? Date.now;
     const deadline = until ?? now() + this.d.holdMs;
+    const affinity = affinityKey(headers);
     const key = `${addr.kind}/${addr.name}`;
     let holding = false;
     try {
@@ -227,10 +252,10 @@ export class RunGateway {
           const record = this.d.controller.record(addr.kind, addr.workspace, addr.name);
           if (!record) throw notFound(addr);
           if (!record.enabled) refuseAtOnce(record); // disabled: not even a replica still stopping
-          const choice = this.choose(record, req);
+          const choice = this.choose(record, headers);
           // Resumes a replica in STANDBY (one cgroup write), or wakes the chosen revision's set
           // scaled to zero and the request waits below for the replica it starts (idle-policy.ts).
-          const replica = this.d.controller.readyReplica(record, choice.revision);
+          const replica = this.d.controller.readyReplica(record, choice.revision, affinity);
           if (replica) return { replica, cookie: this.cookie(record, addr, choice, replica) };
           refuseAtOnce(record);
           if (!holding && !(holding = this.d.held.hold())) {

@@ -38,10 +38,13 @@ export interface RunRecord {
   /** Hosts an application's `spec.urls[]` claim (app-hosts.ts routes them); none otherwise. */
   hosts: readonly string[];
   /**
-   * `spec.runtime.minScale` (reference control-plane.md: "0 means scale to zero"; unset is 0):
-   * that many replicas of a set are never frozen nor stopped for idleness (idle-policy.ts).
+   * `spec.runtime.minScale` / `maxScale` (reference control-plane.md §2.1: "0 means scale to
+   * zero"; unset min is 0). The autoscaler runs [max(minScale, 1), maxScale] replicas while a set
+   * is awake (autoscaler.ts); the first minScale replicas of a set are never frozen nor stopped
+   * for idleness (idle-policy.ts).
    */
   minScale: number;
+  maxScale: number;
   revision: string;
   /** The newest event's message (FAILED reasons reach held requests). */
   lastMessage: string | undefined;
@@ -136,7 +139,10 @@ export interface ForwardTarget {
   drop?: ReadonlySet<string>;
   /** Added to the replica's answer, beside its own (the sticky-revision cookie). */
   appendResponseHeaders?: Readonly<Record<string, string>> | undefined;
-  /** Told the replica's response headers (an `Mcp-Session-Id` it made). */
+  /**
+   * Told the replica's response headers before they are sent on (an `Mcp-Session-Id` it made: the
+   * revision that made it, traffic-split.ts, and the replica, replica-affinity.ts, are remembered).
+   */
   onResponseHeaders?: ((headers: IncomingHttpHeaders) => void) | undefined;
 }
 

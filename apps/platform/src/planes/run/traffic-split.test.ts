@@ -30,6 +30,7 @@ function record(over: Partial<RunRecord> = {}): RunRecord {
     port: 8080,
     hosts: [],
     minScale: 0,
+    maxScale: 10,
     revision: 'new',
     lastMessage: undefined,
     ...over,
@@ -158,6 +159,25 @@ describe('traffic split', () => {
     // No split: the newest alone; the previous set goes once it answers (the rolling replacement).
     const single = targetsOf(record());
     expect(retirable(sets.setsOf('rec'), single).map((s) => s.revision)).toEqual(['older', 'old']);
+  });
+
+  it('the revision first, then the replica within its set by the thread pin (never across revisions)', () => {
+    const sets = new ReplicaSets();
+    const r = canary();
+    const n1 = { ...replica('new'), engineId: 'rp-new-1', slot: 1 };
+    const n2 = { ...replica('new'), engineId: 'rp-new-2', slot: 2 };
+    sets.set('rec', 'new').replicas.push(n1, n2);
+    sets.set('rec', 'old').replicas.push(replica('old'));
+    sets.pin(n2, 't:thread-1', NOW);
+    const affinity = { key: 't:thread-1', now: NOW };
+    expect(servingReplica(sets, r, 'new', affinity)).toBe(n2);
+    n1.inflight = 0;
+    n2.inflight = 5; // busier, still the thread's replica
+    expect(servingReplica(sets, r, 'new', affinity)).toBe(n2);
+    // The same thread sent to the other revision gets that set's replica, not the pin of `new`.
+    expect(servingReplica(sets, r, 'old', affinity)?.revision).toBe('old');
+    // Without a key: the least busy replica of the chosen revision.
+    expect(servingReplica(sets, r, 'new')).toBe(n1);
   });
 
   it('a target whose replica is in STANDBY counts as answering; one stopped for idleness does not', () => {

@@ -27,7 +27,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { isUp, type Replica, type ReplicaSet, type ReplicaSets } from './replica-sets.js';
+import { isUp, type Affinity, type Replica, type ReplicaSet, type ReplicaSets } from './replica-sets.js';
 import type { RunRecord, TrafficTarget } from './run-ports.js';
 
 export const STICKY_COOKIE = 'tarmac-revision';
@@ -110,20 +110,26 @@ export function stickyCookie(path: string, revision: string, ttlSeconds: number,
 
 /**
  * A ready replica for a request that chose `revision`: of that revision, else of another target
- * (largest share first), else of any set still running (the one a rollout replaces).
- * `ReplicaSets.ready` picks the replica within a set.
+ * (largest share first), else of any set still running (the one a rollout replaces). The revision
+ * is chosen first; `ReplicaSets.ready` then picks the replica within its set (by `affinity`, the
+ * thread's or MCP session's pinned replica: replica-affinity.ts; else the least busy).
  */
-export function servingReplica(sets: ReplicaSets, record: RunRecord, revision: string): Replica | undefined {
-  const chosen = sets.ready(record.id, revision);
+export function servingReplica(
+  sets: ReplicaSets,
+  record: RunRecord,
+  revision: string,
+  affinity?: Affinity,
+): Replica | undefined {
+  const chosen = sets.ready(record.id, revision, affinity);
   if (chosen) return chosen;
   const others = targetsOf(record)
     .filter((t) => t.revision !== revision)
     .sort((a, b) => b.percent - a.percent);
   for (const t of others) {
-    const r = sets.ready(record.id, t.revision);
+    const r = sets.ready(record.id, t.revision, affinity);
     if (r) return r;
   }
-  return sets.serving(record.id, revision);
+  return sets.serving(record.id, revision, affinity);
 }
 
 /** Sets to retire: those outside the targets, once every target has a replica up (ready or STANDBY). */

@@ -41,7 +41,7 @@ export interface Upstream {
   responseHeaders?: Readonly<Record<string, string>>;
   /** Added to the response beside the upstream's own (the run plane's sticky-revision cookie). */
   appendResponseHeaders?: Readonly<Record<string, string>> | undefined;
-  /** Told the upstream's response headers (the run plane learns which revision made an MCP session). */
+  /** Told the upstream's response headers first (the run plane remembers an MCP session it made). */
   onResponseHeaders?: ((headers: IncomingHttpHeaders) => void) | undefined;
   /**
    * The sandboxd token (sandbox-credentials.ts), only when `port` is sandboxd's: a user server on
