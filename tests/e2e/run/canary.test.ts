@@ -4,7 +4,9 @@
 // default); `spec.revision {active: first, canary: second, canaryPercent: 20}` (no new revision)
 // runs both again and splits 1,000 requests 80/20 within ±5 points; `stickySessionTtl` keeps each
 // client (its cookie) on one revision; GET …/revisions shows 80/20; dropping spec.revision sends
-// everything to the newest and retires the other set.
+// everything to the newest and retires the other set. Idle, both revisions' replicas go to STANDBY
+// on their own and requests resume both (the split comes back).
+import { execFileSync } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,12 +20,26 @@ import {
   json,
   missingBuildCapability,
   removeHome,
+  RUNC_ROOT,
   startSandboxPlatform,
   waitFor,
 } from '../sandboxes/support.js';
 import { APP_MEMBERS, type Echo } from './app-image.js';
 
 const skip = missingBuildCapability();
+
+/** What runc says of a container: running, paused (frozen: STANDBY), or gone. */
+function runcState(id: string): string {
+  try {
+    const out = execFileSync('runc', ['--root', RUNC_ROOT, 'state', id], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    return (JSON.parse(out) as { status: string }).status;
+  } catch {
+    return 'gone';
+  }
+}
 
 interface Agent {
   metadata: Record<string, unknown>;
@@ -196,6 +212,24 @@ describe.skipIf(skip !== null)(
         expect(['v1', 'v2']).toContain((await json<Echo>(await ask(forged))).env.GREETING);
       }
       expect(seen.size).toBeGreaterThan(0);
+    }, 120_000);
+
+    it('idle, each revision’s replica goes to STANDBY on its own; requests resume both and the split comes back', async () => {
+      // The platform's default STANDBY window (30 s); the stop window (900 s) is not reached.
+      const both = containers();
+      expect(both).toHaveLength(2);
+      await waitFor(
+        'both revisions frozen',
+        async () => (both.every((id) => runcState(id) === 'paused') ? true : undefined),
+        60_000,
+      );
+      const seen = { v1: 0, v2: 0 };
+      for (let i = 0; i < 60; i++) seen[(await json<Echo>(await ask())).env.GREETING as 'v1' | 'v2']++;
+      // 80/20 over 60 draws: both appear (the chance that v2 never does is 0.8^60, 1.5e-6).
+      expect(seen.v1, JSON.stringify(seen)).toBeGreaterThan(0);
+      expect(seen.v2, JSON.stringify(seen)).toBeGreaterThan(0);
+      expect(both.map(runcState)).toEqual(['running', 'running']); // resumed, the same containers
+      expect(containers().sort()).toEqual([...both].sort());
     }, 120_000);
 
     it('dropping spec.revision sends everything to the newest revision and retires the other set', async () => {
