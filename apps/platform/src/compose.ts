@@ -193,6 +193,7 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     platformHostnames: platformHostnames(config.publicUrl, config.host, platformDomain),
     selfPort: r.boundPort,
     idle: { standbyAfterMs: config.run.standbyAfterMs, stopAfterMs: config.run.stopAfterMs },
+    autoscale: { ...config.run.autoscale, hostMemoryMB: sandboxPlane.memoryCapacityMB }, // host-bounded
   });
   await egress.start({
     ensureBridge: () => sandboxPlane.ensureBridge(),

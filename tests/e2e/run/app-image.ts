@@ -2,7 +2,11 @@
 // plane from a folder (the base image carries node), behaving by MODE —
 //   serve (default): echoes method, path, body, the thread headers and a few env values as JSON;
 //     /stream answers SSE (3 events, 300 ms apart); an Mcp-Session-Id is echoed back; a WebSocket
-//     upgrade gets one text frame; /exit ends the process (code 7) after answering; /chat keeps a history per X-Service-Thread-Id; /probe?target=host:port says whether it can connect there; /mcp is a minimal MCP server (streamable HTTP, JSON answers);
+//     upgrade gets one text frame; /exit ends the process (code 7) after answering; /chat keeps a
+//     history per X-Service-Thread-Id (and names the process: boot); /slow?ms=N answers {boot}
+//     after N ms (the autoscaler's burst); /probe?target=host:port says whether it can connect
+//     there; /mcp is a minimal MCP server (streamable HTTP, JSON answers; serverInfo.version
+//     names the process);
 //   crash: prints a line and exits 3 before listening;
 //   silent: prints a line and never listens.
 // BOOT is random per process: the same BOOT after a platform restart proves the same process.
@@ -35,7 +39,7 @@ if (mode === 'crash') {
       return reply({
         protocolVersion: msg.params.protocolVersion,
         capabilities: { tools: {} },
-        serverInfo: { name: 'run-e2e', version: '1.0.0' },
+        serverInfo: { name: 'run-e2e', version: '1.0.0-' + BOOT },
       });
     if (msg.method === 'tools/list')
       return reply({ tools: [{ name: 'whoami', description: 'what the server sees', inputSchema: { type: 'object' } }] });
@@ -63,11 +67,15 @@ if (mode === 'crash') {
       if (req.url === '/chat') {
         // Conversation memory in process, per X-Service-Thread-Id (spec "Inference endpoints").
         const thread = req.headers['x-service-thread-id'];
-        if (!thread) return res.end(JSON.stringify({ history: [body] }));
+        if (!thread) return res.end(JSON.stringify({ history: [body], boot: BOOT }));
         const history = threads.get(thread) ?? [];
         history.push(body);
         threads.set(thread, history);
-        return res.end(JSON.stringify({ history }));
+        return res.end(JSON.stringify({ history, boot: BOOT }));
+      }
+      if (req.url.startsWith('/slow?')) {
+        const ms = Number(new URL(req.url, 'http://x').searchParams.get('ms'));
+        return setTimeout(() => res.end(JSON.stringify({ boot: BOOT })), Math.min(ms, 120_000));
       }
       if (req.url.startsWith('/probe?')) {
         // Whether this replica can open a TCP connection to ?target=host:port (the attack test).

@@ -149,6 +149,12 @@ export const platformEnvSchema = z.object({
   // CPU cores a starting replica may use until it answers (1; 0: only its memory's share).
   TARMAC_RUN_STARTUP_CPU_CORES: optional,
   TARMAC_RUN_STOP_AFTER_SECONDS: optional,
+  // The run plane's autoscaler (planes/run/autoscaler.ts): concurrent requests per replica (10),
+  // stable and panic windows in seconds (60, 6), most replicas per revision (10).
+  TARMAC_RUN_TARGET_CONCURRENCY: optional,
+  TARMAC_RUN_STABLE_WINDOW_SECONDS: optional,
+  TARMAC_RUN_PANIC_WINDOW_SECONDS: optional,
+  TARMAC_RUN_MAX_REPLICAS: optional,
 
   // Metering (planes/metering/ARCHITECTURE.md).
   /** JSON object of price overrides, dimension → USD per unit. */

@@ -1,6 +1,6 @@
 import type { PlatformEnv } from './env-schema.js';
 import { parseCidrList } from '../framework/destinations/destination-guard.js';
-import { asConfigError, boundedWholeNumber } from './values.js';
+import { asConfigError, boundedWholeNumber, ConfigError } from './values.js';
 
 /** The jobs plane's settings (planes/jobs/ARCHITECTURE.md). */
 export interface JobsConfig {
@@ -25,6 +25,15 @@ export interface RunConfig {
   standbyAfterMs: number;
   /** Idle time before a replica is stopped (scale to zero); 0: never. */
   stopAfterMs: number;
+  /** The autoscaler's (planes/run/autoscaler.ts; defaults and why there). */
+  autoscale: RunAutoscaleConfig;
+}
+
+export interface RunAutoscaleConfig {
+  targetConcurrency: number;
+  stableWindowMs: number;
+  panicWindowMs: number;
+  maxReplicas: number;
 }
 
 export function jobsConfig(e: PlatformEnv): JobsConfig {
@@ -72,5 +81,43 @@ export function runConfig(e: PlatformEnv): RunConfig {
       boundedWholeNumber(e.TARMAC_RUN_STANDBY_AFTER_SECONDS, 'TARMAC_RUN_STANDBY_AFTER_SECONDS', 30, 0),
     stopAfterMs:
       1000 * boundedWholeNumber(e.TARMAC_RUN_STOP_AFTER_SECONDS, 'TARMAC_RUN_STOP_AFTER_SECONDS', 900, 0),
+    autoscale: runAutoscaleConfig(e),
+  };
+}
+
+function runAutoscaleConfig(e: PlatformEnv): RunAutoscaleConfig {
+  const stable = boundedWholeNumber(
+    e.TARMAC_RUN_STABLE_WINDOW_SECONDS,
+    'TARMAC_RUN_STABLE_WINDOW_SECONDS',
+    60,
+    1,
+  );
+  const panic = boundedWholeNumber(
+    e.TARMAC_RUN_PANIC_WINDOW_SECONDS,
+    'TARMAC_RUN_PANIC_WINDOW_SECONDS',
+    6,
+    1,
+  );
+  if (panic > stable) {
+    throw new ConfigError(
+      `TARMAC_RUN_PANIC_WINDOW_SECONDS (${panic}) must not exceed TARMAC_RUN_STABLE_WINDOW_SECONDS (${stable})`,
+    );
+  }
+  const maxReplicas = boundedWholeNumber(e.TARMAC_RUN_MAX_REPLICAS, 'TARMAC_RUN_MAX_REPLICAS', 10, 1);
+  if (maxReplicas > 100) {
+    throw new ConfigError(
+      `TARMAC_RUN_MAX_REPLICAS must be at most 100 (maxScale's bound), got "${maxReplicas}"`,
+    );
+  }
+  return {
+    targetConcurrency: boundedWholeNumber(
+      e.TARMAC_RUN_TARGET_CONCURRENCY,
+      'TARMAC_RUN_TARGET_CONCURRENCY',
+      10,
+      1,
+    ),
+    stableWindowMs: stable * 1000,
+    panicWindowMs: panic * 1000,
+    maxReplicas,
   };
 }

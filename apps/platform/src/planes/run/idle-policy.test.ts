@@ -81,6 +81,7 @@ describe('IdlePolicy', () => {
       image: 'agents/a:1',
       memoryMB: 256,
       minScale,
+      maxScale: 10,
       port: 8080,
       hosts: [],
       revision: 'r1',

@@ -21,6 +21,7 @@ const record: RunRecord = {
   port: 8080,
   hosts: [],
   minScale: 0,
+  maxScale: 10,
   revision: 'a1b2c3d4e5f6',
   lastMessage: undefined,
 };

@@ -1,9 +1,10 @@
 /**
  * The run plane's in-memory view of what runs: per record, one replica set per revision, each
- * with its replicas (ARCHITECTURE.md "Seams": the autoscaler, canary splits and STANDBY will act
- * on these sets; today a set holds at most one replica). Nothing here is persisted: after a
+ * with its replicas (ARCHITECTURE.md: the autoscaler sizes a set, replica-affinity.ts pins threads
+ * to its replicas; canary splits and STANDBY act on these sets). Nothing here is persisted: after a
  * restart the controller rebuilds it from the engine's containers (their labels) and the records.
  */
+import { ThreadPins } from './replica-affinity.js';
 import type { RunKind } from './run-ports.js';
 
 /**
@@ -36,6 +37,8 @@ export interface Replica {
   lastUsedMs: number;
   /** A freeze is being settled (idle-policy.ts); a request meanwhile thaws and clears it. */
   freezing?: boolean;
+  /** The in-flight area not yet read by the autoscaler (replica-load.ts). */
+  load?: { area: number; sinceMs: number };
 }
 
 export interface ReplicaSet {
@@ -47,8 +50,8 @@ export interface ReplicaSet {
   notBeforeMs: number;
   /** The attempt number of the next container (engine ids are never reused). */
   nextAttempt: number;
-  /** A start is in flight (create + probe). */
-  launching: boolean;
+  /** Slots whose start is in flight (create + probe). */
+  launchingSlots: Set<number>;
   /** Set when no retry can help until the record changes (image missing). */
   blocked: string | undefined;
   /**
@@ -58,6 +61,14 @@ export interface ReplicaSet {
   asleep?: boolean;
   /** When a request woke the set from zero (the "started for a request" event's timing). */
   wokenAtMs?: number;
+  /** Thread and MCP-session keys → replica (replica-affinity.ts). */
+  pins: ThreadPins;
+}
+
+/** Where a request goes within a set: its affinity key (thread, MCP session), if any, at `now`. */
+export interface Affinity {
+  key: string;
+  now: number;
 }
 
 /** Crash-loop backoff: 1 s, 2 s, 4 s … capped at 30 s (Kubernetes' CrashLoopBackOff, shorter). */
@@ -83,8 +94,9 @@ export class ReplicaSets {
         crashes: 0,
         notBeforeMs: 0,
         nextAttempt: 1,
-        launching: false,
+        launchingSlots: new Set(),
         blocked: undefined,
+        pins: new ThreadPins(),
       };
       sets.set(revision, set);
     }
@@ -108,24 +120,53 @@ export class ReplicaSets {
   prune(recordId: string, revision: string): void {
     const sets = this.byRecord.get(recordId);
     const set = sets?.get(revision);
-    if (!sets || !set || set.replicas.length > 0 || set.launching) return;
+    if (!sets || !set || set.replicas.length > 0 || set.launchingSlots.size > 0) return;
     sets.delete(revision);
     if (sets.size === 0) this.byRecord.delete(recordId);
   }
 
   /**
-   * A ready replica of the revision, the least busy first; else one in STANDBY (the caller resumes
-   * it: IdlePolicy.claim), so a request wakes one frozen replica, not all of them.
+   * A replica of the revision for a request. With an affinity key: its thread's replica among
+   * the up ones (replica-affinity.ts) — a pinned replica in STANDBY is returned, not skipped, so
+   * the caller resumes it (IdlePolicy.claim) and the thread keeps its in-process memory. Without:
+   * a ready one, the least busy first; else one in STANDBY, so a request wakes one frozen
+   * replica, not all of them.
    */
-  ready(recordId: string, revision: string): Replica | undefined {
+  ready(recordId: string, revision: string, affinity?: Affinity): Replica | undefined {
     const set = this.byRecord.get(recordId)?.get(revision);
+    if (!set) return undefined;
+    if (affinity) {
+      return set.pins.pick(affinity.key, set.replicas.filter(isUp), affinity.now);
+    }
     let best: Replica | undefined;
     let standby: Replica | undefined;
-    for (const r of set?.replicas ?? []) {
+    for (const r of set.replicas) {
       if (r.phase === 'ready' && (!best || r.inflight < best.inflight)) best = r;
       else if (r.phase === 'standby' && !standby) standby = r;
     }
     return best ?? standby;
+  }
+
+  /** Pins a key to the replica that answered with it (an MCP session made at initialize). */
+  pin(replica: Replica, key: string, now: number): void {
+    const set = this.byRecord.get(replica.recordId)?.get(replica.revision);
+    if (set?.replicas.includes(replica)) set.pins.pin(key, replica, now);
+  }
+
+  /**
+   * The lowest slot no replica of the record uses (any revision, starting, or `busy`: draining).
+   * A slot names the replica's egress identity (`<record>.rp<slot>`), which must be unique among
+   * live containers of the record.
+   */
+  freeSlot(recordId: string, busy: Iterable<number> = []): number {
+    const used = new Set(busy);
+    for (const set of this.setsOf(recordId)) {
+      for (const r of set.replicas) used.add(r.slot);
+      for (const s of set.launchingSlots) used.add(s);
+    }
+    let slot = 0;
+    while (used.has(slot)) slot++;
+    return slot;
   }
 
   /**
@@ -133,11 +174,11 @@ export class ReplicaSets {
    * none (starting, crash-looping, the record being rebuilt), one of a revision it replaces — the
    * previous revision serves until the new one answers (older sets are retired only then).
    */
-  serving(recordId: string, revision: string): Replica | undefined {
-    const current = this.ready(recordId, revision);
+  serving(recordId: string, revision: string, affinity?: Affinity): Replica | undefined {
+    const current = this.ready(recordId, revision, affinity);
     if (current) return current;
     for (const set of this.setsOf(recordId)) {
-      const older = this.ready(recordId, set.revision);
+      const older = this.ready(recordId, set.revision, affinity);
       if (older) return older;
     }
     return undefined;
@@ -151,6 +192,8 @@ export class ReplicaSets {
 
   remove(replica: Replica): void {
     const set = this.byRecord.get(replica.recordId)?.get(replica.revision);
-    if (set) set.replicas = set.replicas.filter((r) => r.engineId !== replica.engineId);
+    if (!set) return;
+    set.replicas = set.replicas.filter((r) => r.engineId !== replica.engineId);
+    set.pins.drop(replica.engineId);
   }
 }

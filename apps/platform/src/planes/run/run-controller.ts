@@ -1,10 +1,11 @@
 /**
- * The run controller (issue 16; ARCHITECTURE.md beside this file): keeps one replica per enabled
- * agent or function whose record names an image, level-triggered like the sandbox controller and
- * the job runner. Each pass reads the records (catalogue) and the replica sets (memory, rebuilt
- * from the engine's containers at start) and converges:
- *   - enabled, image, no replica of the newest revision → start one (after the crash backoff);
- *     once it answers on PORT → DEPLOYED, and replicas of older revisions are removed;
+ * The run controller (issue 16; ARCHITECTURE.md beside this file): keeps the replicas of every
+ * enabled agent or function whose record names an image, level-triggered like the sandbox
+ * controller and the job runner. Each pass reads the records (catalogue) and the replica sets
+ * (memory, rebuilt from the engine's containers at start) and converges:
+ *   - enabled, image → the newest revision's set is sized to the autoscaler's count (autoscaler.ts,
+ *     `scale`): replicas start (after the crash backoff) or drain and go; once one answers on
+ *     PORT → DEPLOYED, and replicas of older revisions are removed;
  *   - a replica whose container stopped → output archived, container removed, started again
  *     after 1 s, 2 s, 4 s … (30 s cap); never answered → FAILED with its last log lines;
  *   - `enabled: false` → replicas removed, DEACTIVATED; a deleted record → replicas removed.
@@ -12,9 +13,13 @@
  */
 import type { Logger } from 'pino';
 import type { LogArchive } from '../../framework/log-archive.js';
+import { Autoscaler, DEFAULT_AUTOSCALE, type AutoscaleSettings } from './autoscaler.js';
 import { IdlePolicy, type IdleSettings } from './idle-policy.js';
 import { adoptReplicas } from './replica-adoption.js';
-import { ReplicaLauncher, type LaunchOutcome } from './replica-launcher.js';
+import { ReplicaDrainer } from './replica-drain.js';
+import { settleLaunch, tail } from './launch-outcome.js';
+import { ReplicaLauncher } from './replica-launcher.js';
+import { SetScaler } from './replica-scaling.js';
 import {
   backoffMs,
   isUp,
@@ -51,6 +56,8 @@ export interface RunControllerDeps {
   idle?: IdleSettings;
   /** Closes the gateway's idle connections to a replica about to freeze. */
   dropIdle?: Forwarder['dropIdle'];
+  /** Target concurrency, windows, ceilings (TARMAC_RUN_TARGET_CONCURRENCY …; autoscaler.ts). */
+  autoscale?: AutoscaleSettings;
   tickMs?: number;
   now?: () => number;
   /** Replica usage for the meter (usage/replica-usage.ts), told by the launcher. */
@@ -58,9 +65,6 @@ export interface RunControllerDeps {
   /** Told the records of every pass (the trigger paths' table, triggers/trigger-routes.ts). */
   onRecords?: (records: readonly RunRecord[]) => void;
 }
-
-/** Requests in flight on a replica being removed get this long to finish (then SIGTERM, 5 s). */
-export const DEFAULT_DRAIN_MS = 30_000;
 
 /** Statuses during which the build plane owns the record: a serving replica stays, none starts. */
 const BUILD_STATUSES = new Set(['UPLOADING', 'BUILDING']);
@@ -72,12 +76,14 @@ export class RunController {
   readonly sets = new ReplicaSets();
   readonly launcher: ReplicaLauncher;
   readonly idle: IdlePolicy;
+  readonly autoscaler: Autoscaler;
+  readonly scaler: SetScaler;
   private readonly now: () => number;
   /** The first pass after start (a DEPLOYED scale-to-zero record with no container sleeps). */
   private firstPass = true;
   private records = new Map<string, RunRecord>();
-  /** Containers being removed, engine id → record id. */
-  private readonly removing = new Map<string, string>();
+  /** Replicas draining and being removed (out of their set, still live: replica-drain.ts). */
+  private readonly drainer: ReplicaDrainer;
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
   private again = false;
@@ -89,6 +95,12 @@ export class RunController {
   constructor(private readonly d: RunControllerDeps) {
     this.now = d.now ?? Date.now;
     this.launcher = new ReplicaLauncher({ ...d, now: this.now });
+    this.drainer = new ReplicaDrainer({
+      ...d,
+      sets: this.sets,
+      launcher: this.launcher,
+      done: () => this.kick(),
+    });
     this.idle = new IdlePolicy({
       ...(d.idle ?? { standbyAfterMs: 0, stopAfterMs: 0 }),
       sets: this.sets,
@@ -96,11 +108,18 @@ export class RunController {
       catalogue: d.catalogue,
       ...(d.dropIdle ? { dropIdle: d.dropIdle } : {}),
       recordOf: (r) => this.records.get(recordKey(r.kind, r.workspace, r.name)),
-      remove: (r) => this.removeReplica(r.recordId, r),
+      remove: (r) => this.drainAndRemove(r),
       kick: () => this.kick(),
       meterPhase: (r, phase) => this.meterPhase(r, phase),
       logger: d.logger,
       now: this.now,
+    });
+    this.autoscaler = new Autoscaler(d.autoscale ?? DEFAULT_AUTOSCALE);
+    this.scaler = new SetScaler({
+      autoscaler: this.autoscaler,
+      logger: d.logger,
+      launch: (record, set) => this.launch(record, set),
+      drainAndRemove: (r) => this.drainAndRemove(r),
     });
   }
 
@@ -135,12 +154,14 @@ export class RunController {
   }
 
   /**
-   * The replica a request goes to (ReplicaSets.serving: the previous revision fills in), resumed
+   * The replica a request goes to (ReplicaSets.serving: the previous revision fills in; one with
+   * an affinity key — thread, MCP session: replica-affinity.ts — to its thread's replica), resumed
    * at once when it is in STANDBY; none while the set sleeps after scale to zero wakes it
    * (idle-policy.ts claim) and the gateway holds the request until a replica answers.
    */
-  readyReplica(record: RunRecord): Replica | undefined {
-    const serving = this.sets.serving(record.id, record.revision);
+  readyReplica(record: RunRecord, affinityKey?: string): Replica | undefined {
+    const affinity = affinityKey === undefined ? undefined : { key: affinityKey, now: this.now() };
+    const serving = this.sets.serving(record.id, record.revision, affinity);
     return this.idle.claim(record, serving, this.sets.get(record.id, record.revision));
   }
 
@@ -152,11 +173,22 @@ export class RunController {
     this.d.usage?.phase(replica.engineId, phase, this.now());
   }
 
-  /** Egress identities of every replica (compose.ts adds them to the proxy's live list). */
+  /** Pins an MCP session a replica made (seen in its answer) to that replica. */
+  pinSession(replica: Replica, key: string): void {
+    this.sets.pin(replica, key, this.now());
+  }
+
+  /**
+   * Egress identities of every replica (compose.ts adds them to the proxy's live list), draining
+   * ones included: a request they still serve may call out (a model, a tool).
+   */
   liveReplicas(): Array<{ id: string; workspace: string; name: string; ip: string }> {
-    return this.sets
-      .all()
-      .map((r) => ({ id: r.credentialId, workspace: r.workspace, name: r.name, ip: r.ip }));
+    return [...this.sets.all(), ...this.drainer.all()].map((r) => ({
+      id: r.credentialId,
+      workspace: r.workspace,
+      name: r.name,
+      ip: r.ip,
+    }));
   }
 
   /** The egress identity of a replica being created (its first request can beat the answer). */
@@ -230,7 +262,7 @@ export class RunController {
     const sets = this.sets.setsOf(record.id);
     if (!record.enabled) {
       for (const set of sets) this.retire(record.id, set);
-      const draining = [...this.removing.values()].includes(record.id);
+      const draining = this.drainer.of(record.id).length > 0;
       if (this.sets.setsOf(record.id).length === 0 && !draining && record.status !== 'DEACTIVATED') {
         await this.d.catalogue.setStatus(
           record,
@@ -240,7 +272,12 @@ export class RunController {
       }
       return;
     }
-    if (BUILD_STATUSES.has(record.status) || !record.image) return;
+    if (BUILD_STATUSES.has(record.status) || !record.image) {
+      // A rebuild: the set serving meanwhile keeps following its traffic (nothing new otherwise).
+      const serving = sets.find((s) => s.revision === record.revision && s.replicas.some(isUp));
+      if (serving && record.image) this.scaler.scale(record, serving, now);
+      return;
+    }
     const fresh = !this.sets.get(record.id, record.revision);
     const current = this.sets.set(record.id, record.revision);
     // After a restart, a DEPLOYED scale-to-zero record without a container was stopped for
@@ -259,26 +296,33 @@ export class RunController {
           `Replica ${ready.engineId} answers on port ${ready.port} (revision ${record.revision})`,
         );
       }
-      return;
     }
-    if (
-      current.replicas.length > 0 ||
-      current.launching ||
-      current.blocked ||
-      current.asleep ||
-      now < current.notBeforeMs
-    )
-      return;
-    current.launching = true;
-    if (current.wokenAtMs !== undefined)
-      this.d.logger.debug({ record: record.name, afterMs: now - current.wokenAtMs }, 'woken set launches');
-    const attempt = current.nextAttempt++;
+    this.scaler.scale(record, current, now); // the autoscaler's count (replica-scaling.ts)
+  }
+
+  /** Starts one replica of the set in the lowest free slot (in the background). */
+  private launch(record: RunRecord, set: ReplicaSet): void {
+    const slot = this.sets.freeSlot(
+      record.id,
+      this.drainer.of(record.id).map((r) => r.slot),
+    );
+    set.launchingSlots.add(slot);
+    if (set.wokenAtMs !== undefined)
+      this.d.logger.debug({ record: record.name, afterMs: this.now() - set.wokenAtMs }, 'woken set launches');
+    const attempt = set.nextAttempt++;
     void this.launcher
-      .launch(record, 0, attempt, () => this.wanted(record))
-      .then((out) => this.launched(record, current, out))
+      .launch(record, slot, attempt, () => this.wanted(record))
+      .then((out) =>
+        settleLaunch(
+          { ...this.d, launcher: this.launcher, idle: this.idle, now: this.now },
+          record,
+          set,
+          out,
+        ),
+      )
       .catch((err) => this.d.logger.error({ err, record: record.name }, 'replica launch failed'))
       .finally(() => {
-        current.launching = false;
+        set.launchingSlots.delete(slot);
         this.kick();
       });
   }
@@ -294,6 +338,11 @@ export class RunController {
       const lastLines = await this.launcher.lastLines(r.engineId);
       await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt).catch(() => undefined);
       if (set.revision !== record.revision || !record.enabled) continue;
+      // Other replicas of the set still serve: the record stays as it is (the exit is logged).
+      if (set.replicas.some(isUp)) {
+        this.d.logger.warn({ record: record.name, replica: r.engineId }, 'replica exited; others serve');
+        continue;
+      }
       const code = info?.exitCode ?? null;
       this.d.logger.warn({ record: record.name, replica: r.engineId, code }, 'replica exited');
       await this.d.catalogue.setStatus(
@@ -310,63 +359,18 @@ export class RunController {
     return now?.id === record.id && now.enabled && now.revision === record.revision;
   }
 
-  private async launched(record: RunRecord, set: ReplicaSet, out: LaunchOutcome): Promise<void> {
-    if (out.kind === 'cancelled') {
-      const r = out.replica;
-      await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt, 0).catch(() => undefined);
-      return;
-    }
-    if (out.kind === 'ready') {
-      set.replicas.push(out.replica);
-      this.idle.woke(record, set, out.replica);
-      this.d.onRecord?.(record.kind, record.workspace, record.name);
-      return;
-    }
-    if (out.kind === 'error') {
-      if (out.blocked) set.blocked = out.message;
-      if (!out.transient) set.crashes++;
-      set.notBeforeMs = this.now() + (out.transient ? 1000 : backoffMs(set.crashes));
-      if (!out.transient)
-        await this.d.catalogue.setStatus(record, 'FAILED', `Could not start a replica: ${out.message}`);
-      return;
-    }
-    set.crashes++;
-    set.notBeforeMs = this.now() + backoffMs(set.crashes);
-    const r = out.replica;
-    await this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt, 0).catch(() => undefined);
-    const why =
-      out.kind === 'exited'
-        ? `exited (code ${out.exitCode ?? 'unknown'}) before listening on port ${r.port}`
-        : `did not listen on port ${r.port} within ${Math.round(this.d.readyTimeoutMs / 1000)} s`;
-    await this.d.catalogue.setStatus(
-      record,
-      'FAILED',
-      `Replica ${why}; retrying in ${Math.round(backoffMs(set.crashes) / 1000)} s${tail(out.lastLines)}`,
-    );
-  }
-
   /**
    * Removes every replica of a set (in the background, once per container). Out of the sets first,
    * so no new request reaches it; then requests in flight (streams included) may finish, up to
    * `drainMs`, before SIGTERM (issue 16: "delete drains in-flight requests first").
    */
   private retire(recordId: string, set: ReplicaSet): void {
-    for (const r of [...set.replicas]) this.removeReplica(recordId, r);
+    for (const r of [...set.replicas]) this.drainAndRemove(r);
     this.sets.prune(recordId, set.revision);
   }
 
-  /** One replica out of its set at once, its container removed once drained (in the background). */
-  private removeReplica(recordId: string, r: Replica): void {
-    if (this.removing.has(r.engineId)) return;
-    this.removing.set(r.engineId, recordId);
-    this.sets.remove(r);
-    void drained(r, this.d.drainMs ?? DEFAULT_DRAIN_MS)
-      .then(() => this.launcher.remove(r.engineId, r.recordId, r.slot, r.attempt))
-      .catch(() => undefined)
-      .finally(() => {
-        this.removing.delete(r.engineId);
-        this.kick();
-      });
+  private drainAndRemove(r: Replica): void {
+    this.drainer.drainAndRemove(r);
   }
 
   /** Whether a record's replicas are stopped after the idle window (minScale 0, stop enabled). */
@@ -375,13 +379,5 @@ export class RunController {
   }
 }
 
-/** Resolves once no request is in flight on the replica, or after `ms`. */
-async function drained(r: Replica, ms: number): Promise<void> {
-  for (const end = Date.now() + ms; r.inflight > 0 && Date.now() < end;) {
-    await new Promise((res) => setTimeout(res, 50));
-  }
-}
-
 const LABELS = { agent: 'Agent', function: 'Function', application: 'Application' } as const;
 const label = (r: RunRecord) => LABELS[r.kind];
-const tail = (lines: string) => (lines ? `; last log lines:\n${lines}` : '; it printed nothing');

@@ -66,7 +66,8 @@ describe('run gateway', () => {
       controller: {
         ready: Promise.resolve(),
         record: (kind, workspace, name) => records.get(`${kind}/${workspace}/${name}`),
-        readyReplica: (r) => sets.serving(r.id, r.revision),
+        readyReplica: (r, key) => sets.serving(r.id, r.revision, key ? { key, now: Date.now() } : undefined),
+        pinSession: (r, key) => sets.pin(r, key, Date.now()),
       },
       access: new AccessCache(
         new BearerAuthenticator(store, jwt),
@@ -121,6 +122,7 @@ describe('run gateway', () => {
       port: 8080,
       hosts: [],
       minScale: 0,
+      maxScale: 10,
       revision: 'r1',
       lastMessage: undefined,
       ...over,

@@ -19,6 +19,8 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { AccessCache } from '../../framework/access-cache.js';
 import type { StartWaiters } from '../../framework/held-requests.js';
+import { affinityKey, sessionKeyOf } from './replica-affinity.js';
+import { beginRequest, endRequest } from './replica-load.js';
 import { runAddress, type RunAddress } from './run-address.js';
 import type { RunController } from './run-controller.js';
 import { RunError, sendRunError, upgradeError } from './run-error.js';
@@ -29,7 +31,7 @@ import { asyncAddress } from './triggers/async-address.js';
 import type { TriggerRoutes } from './triggers/trigger-routes.js';
 
 export interface RunGatewayDeps {
-  controller: Pick<RunController, 'record' | 'readyReplica' | 'ready'>;
+  controller: Pick<RunController, 'record' | 'readyReplica' | 'ready' | 'pinSession'>;
   access: AccessCache;
   forwarder: Forwarder;
   held: StartWaiters;
@@ -97,13 +99,26 @@ export class RunGateway {
       if (!res.destroyed) sendRunError(res, err);
       return;
     }
-    replica.inflight++;
+    const now = this.d.now ?? Date.now;
+    beginRequest(replica, now()); // the autoscaler's measure (replica-load.ts)
     try {
-      await this.d.forwarder.forward(req, res, target(replica, addr));
+      const to = { ...target(replica, addr), onResponseHeaders: this.sessions(req, replica) };
+      await this.d.forwarder.forward(req, res, to);
     } finally {
-      replica.inflight--;
-      replica.lastUsedMs = (this.d.now ?? Date.now)();
+      endRequest(replica, now());
     }
+  }
+
+  /**
+   * An MCP server makes its session id in its answer to a request that had none (initialize):
+   * pinned to the replica that answered, so the session's next requests find it there.
+   */
+  private sessions(req: IncomingMessage, replica: Replica) {
+    if (affinityKey(req.headers) !== undefined) return undefined;
+    return (headers: IncomingMessage['headers']) => {
+      const key = sessionKeyOf(headers);
+      if (key) this.d.controller.pinSession(replica, key);
+    };
   }
 
   async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, addr: RunAddress): Promise<void> {
@@ -115,12 +130,12 @@ export class RunGateway {
       if (!socket.destroyed) upgradeError(socket, err);
       return;
     }
-    replica.inflight++; // an open WebSocket counts as in flight until it closes
+    const now = this.d.now ?? Date.now;
+    beginRequest(replica, now()); // an open WebSocket counts as in flight until it closes
     try {
       await this.d.forwarder.upgrade(req, socket, head, target(replica, addr));
     } finally {
-      replica.inflight--;
-      replica.lastUsedMs = (this.d.now ?? Date.now)();
+      endRequest(replica, now());
     }
   }
 
@@ -131,12 +146,12 @@ export class RunGateway {
   /** Authentication (unless public), then a ready replica: everything before the first byte out. */
   private async admit(req: IncomingMessage, addr: RunAddress, gone: AbortSignal): Promise<Replica> {
     await this.authorize(req, addr);
-    return this.untilReady(addr, gone);
+    return this.untilReady(addr, gone, undefined, affinityKey(req.headers));
   }
 
   /** A ready replica for a request accepted earlier (an async one), held until `deadline`. */
-  replicaFor(addr: RunAddress, gone: AbortSignal, deadline: number): Promise<Replica> {
-    return this.untilReady(addr, gone, deadline);
+  replicaFor(addr: RunAddress, gone: AbortSignal, deadline: number, affinity?: string): Promise<Replica> {
+    return this.untilReady(addr, gone, deadline, affinity);
   }
 
   /**
@@ -160,8 +175,16 @@ export class RunGateway {
     return record;
   }
 
-  /** A ready replica of the record's revision; held (bounded) while one is coming. */
-  private async untilReady(addr: RunAddress, gone: AbortSignal, until?: number): Promise<Replica> {
+  /**
+   * A ready replica of the record's revision — a thread's own one when the request carries a
+   * thread or MCP session id (`affinity`, replica-affinity.ts); held (bounded) while none is ready.
+   */
+  private async untilReady(
+    addr: RunAddress,
+    gone: AbortSignal,
+    until?: number,
+    affinity?: string,
+  ): Promise<Replica> {
     const now = this.d.now ?? Date.now;
     const deadline = until ?? now() + this.d.holdMs;
     const key = `${addr.kind}/${addr.name}`;
@@ -175,7 +198,7 @@ export class RunGateway {
           if (!record.enabled) refuseAtOnce(record); // disabled: not even a replica still stopping
           // Resumes a replica in STANDBY (one cgroup write), or wakes a set scaled to zero and
           // the request waits below for the replica it starts (idle-policy.ts).
-          const replica = this.d.controller.readyReplica(record);
+          const replica = this.d.controller.readyReplica(record, affinity);
           if (replica) return replica;
           refuseAtOnce(record);
           if (!holding && !(holding = this.d.held.hold())) {

@@ -17,6 +17,7 @@ import type { ChangeFeed } from '../../framework/change-feed.js';
 import { StartWaiters } from '../../framework/held-requests.js';
 import { LogArchive } from '../../framework/log-archive.js';
 import { AppHosts } from './app-hosts.js';
+import { DEFAULT_AUTOSCALE, type AutoscaleSettings } from './autoscaler.js';
 import { replicaLogs } from './replica-logs.js';
 import { RunController } from './run-controller.js';
 import { RunGateway } from './run-gateway.js';
@@ -53,6 +54,8 @@ export interface RunPlaneDeps {
   async?: AsyncLimits & { callbackAllowCidrs: readonly string[] };
   /** The platform's own port: never a callback's destination. */
   selfPort?: () => number | undefined;
+  /** The autoscaler's settings (TARMAC_RUN_TARGET_CONCURRENCY …); its defaults when absent. */
+  autoscale?: Partial<AutoscaleSettings>;
 }
 
 /** A route the listener tries on every request (and upgrade) before the others. */
@@ -95,6 +98,7 @@ export function createRunPlane(d: RunPlaneDeps): RunPlane {
     startupCpuCores: d.startupCpuCores,
     idle: d.idle,
     ...(d.forwarder.dropIdle ? { dropIdle: d.forwarder.dropIdle.bind(d.forwarder) } : {}),
+    autoscale: { ...DEFAULT_AUTOSCALE, ...d.autoscale },
     onRecord: (kind, workspace, name) => held.notify(workspace, `${kind}/${name}`),
   });
   const access = new AccessCache(d.authenticator, d.workspaces, Date.now, undefined, undefined, d.changes);

@@ -5,7 +5,7 @@
  * egress defaults of a container, byte-for-byte forwarding, and the held-request waiters. The plane
  * constructs none of them.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Engine, HostFile, SandboxInfo } from '@tarmac/engine';
 
@@ -38,10 +38,13 @@ export interface RunRecord {
   /** Hosts an application's `spec.urls[]` claim (app-hosts.ts routes them); none otherwise. */
   hosts: readonly string[];
   /**
-   * `spec.runtime.minScale` (reference control-plane.md: "0 means scale to zero"; unset is 0):
-   * that many replicas of a set are never frozen nor stopped for idleness (idle-policy.ts).
+   * `spec.runtime.minScale` / `maxScale` (reference control-plane.md §2.1: "0 means scale to
+   * zero"; unset min is 0). The autoscaler runs [max(minScale, 1), maxScale] replicas while a set
+   * is awake (autoscaler.ts); the first minScale replicas of a set are never frozen nor stopped
+   * for idleness (idle-policy.ts).
    */
   minScale: number;
+  maxScale: number;
   revision: string;
   /** The newest event's message (FAILED reasons reach held requests). */
   lastMessage: string | undefined;
@@ -118,6 +121,8 @@ export interface ForwardTarget {
   path: string;
   /** Request headers not forwarded (default: hop-by-hop and the platform's credentials). */
   drop?: ReadonlySet<string>;
+  /** Told the upstream's response headers before they are sent on (an MCP session to pin). */
+  onResponseHeaders?: (headers: IncomingHttpHeaders) => void;
 }
 
 /** Streams a request to a replica and its answer back (the sandbox gateway's proxy). */

@@ -47,10 +47,13 @@ export function applicationRunView(row: ResourceRow<StoredApplication>, platform
     image: active?.image ?? (row.spec.image || undefined),
     memoryMB: active?.memory ?? row.spec.memory ?? 2048,
     port: active?.port ?? row.spec.port ?? 8080,
-    // Long-running (spec "Application"; issue 16: "at least one replica while enabled"): never
-    // frozen nor stopped for idleness (planes/run/idle-policy.ts).
-    minScale: 1,
     hosts: claimedHostnames(row.spec.urls, platformDomain),
+    // Long-running, one replica while enabled (spec "Application"; issue 16: "at least one replica
+    // while enabled"): never frozen nor stopped for idleness (planes/run/idle-policy.ts), never
+    // scaled out — the spec has no scale bounds, and an application may keep state in its process
+    // without thread headers to route by (planes/run/autoscaler.ts).
+    minScale: 1,
+    maxScale: 1,
     revision: applicationRevisionOf(row),
     lastMessage: row.events.at(-1)?.message,
     triggers: [], // applications have no triggers (spec "Application")

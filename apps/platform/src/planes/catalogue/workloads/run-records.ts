@@ -27,7 +27,7 @@ interface StoredSpec extends SecretBearingSpec {
   enabled?: boolean;
   public?: boolean;
   integrationConnections?: string[];
-  runtime?: { image?: string; memory?: number; minScale?: number; envs?: SecretEnv[] };
+  runtime?: { image?: string; memory?: number; envs?: SecretEnv[]; minScale?: number; maxScale?: number };
 }
 
 export interface RunRecordView {
@@ -45,6 +45,7 @@ export interface RunRecordView {
   /** Hosts an application's `spec.urls[]` claim (none for agents and functions). */
   hosts: string[];
   minScale: number;
+  maxScale: number;
   revision: string;
   lastMessage: string | undefined;
   triggers: RunTriggerView[];
@@ -72,8 +73,10 @@ export function runRecords(deps: CollectionDeps & { secrets: SecretBox }) {
     memoryMB: row.spec.runtime?.memory ?? 2048,
     port: 8080,
     hosts: [],
-    // Reference control-plane.md: "minScale (0 means scale to zero)"; unset is 0.
+    // The contract's defaults (packages/contract workload-common.ts scaledRuntimeShape); reference
+    // control-plane.md: "minScale (0 means scale to zero)".
     minScale: Math.max(0, Math.floor(row.spec.runtime?.minScale ?? 0)),
+    maxScale: row.spec.runtime?.maxScale ?? 10,
     revision: revisionOf(row),
     lastMessage: row.events.at(-1)?.message,
     triggers: runTriggersOf(row.spec.triggers),

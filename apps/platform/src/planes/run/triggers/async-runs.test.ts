@@ -55,6 +55,7 @@ describe('async runs', () => {
     image: 'img',
     memoryMB: 256,
     minScale: 0,
+    maxScale: 10,
     port: 8080,
     hosts: [],
     revision: 'r1',

@@ -17,6 +17,8 @@
 import { randomUUID } from 'node:crypto';
 import { request, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { affinityKey } from '../replica-affinity.js';
+import { beginRequest, endRequest } from '../replica-load.js';
 import type { RunAddress } from '../run-address.js';
 import { RunError } from '../run-error.js';
 import type { Replica } from '../replica-sets.js';
@@ -57,7 +59,8 @@ export interface AsyncLimits {
 
 export interface AsyncRunsDeps {
   /** A ready replica of the record (the gateway's hold), waiting at most until `deadline`. */
-  replicaFor(addr: RunAddress, gone: AbortSignal, deadline: number): Promise<Replica>;
+  /** `affinity`: the request's thread or MCP session key (replica-affinity.ts). */
+  replicaFor(addr: RunAddress, gone: AbortSignal, deadline: number, affinity?: string): Promise<Replica>;
   sender: Pick<CallbackSender, 'check' | 'deliver'>;
   secretOf(record: RunRecord, triggerId: string): Promise<string | undefined>;
   /** One agent_async_requests_count for this request (the meter; idempotent per id). */
@@ -231,12 +234,13 @@ export class AsyncRuns {
     });
     let replica: Replica;
     try {
-      replica = await this.d.replicaFor(job.addr, signal, job.deadline);
+      // A thread's async request reaches the thread's replica, like a synchronous one.
+      replica = await this.d.replicaFor(job.addr, signal, job.deadline, affinityKey(job.headers));
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       return payload(err instanceof RunError ? err.status : 503, JSON.stringify({ error: message }));
     }
-    replica.inflight++;
+    beginRequest(replica, this.now()); // counted by the autoscaler like any request (replica-load.ts)
     try {
       const { status, body, length } = await send(replica, job, signal);
       return payload(status, body, length);
@@ -247,8 +251,7 @@ export class AsyncRuns {
         : `replica unreachable: ${err instanceof Error ? err.message : String(err)}`;
       return payload(timedOut ? 504 : 502, JSON.stringify({ error: message }));
     } finally {
-      replica.inflight--;
-      replica.lastUsedMs = this.now();
+      endRequest(replica, this.now());
     }
   }
 }

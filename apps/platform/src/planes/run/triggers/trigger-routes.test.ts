@@ -32,6 +32,7 @@ const record = (
   image: 'img',
   memoryMB: 256,
   minScale: 0,
+  maxScale: 10,
   port: 8080,
   hosts: [],
   revision: 'r1',

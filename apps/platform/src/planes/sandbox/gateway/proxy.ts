@@ -39,6 +39,8 @@ export interface Upstream {
   requestHeaders?: Readonly<Record<string, string>>;
   /** Set on the response, replacing the upstream's (a preview's `spec.responseHeaders`). */
   responseHeaders?: Readonly<Record<string, string>>;
+  /** Told the upstream's response headers first (the run gateway pins an MCP session it made). */
+  onResponseHeaders?: (headers: IncomingHttpHeaders) => void;
   /**
    * The sandboxd token (sandbox-credentials.ts), only when `port` is sandboxd's: a user server on
    * another port must never see it. A client's own header of that name is always dropped.
@@ -109,6 +111,7 @@ export class SandboxProxy {
       const upstream = request(
         { host: to.host, port: to.port, path: to.path, method: req.method, headers, agent: this.agent },
         (up) => {
+          to.onResponseHeaders?.(up.headers);
           res.writeHead(up.statusCode ?? 502, forwardHeaders(up.headers, DROP_RESPONSE, to.responseHeaders));
           up.pipe(res);
           up.once('error', () => res.destroy());
