@@ -176,8 +176,9 @@ describe.skipIf(skip !== null)(`builds${skip ? ` (skipped: ${skip})` : ''}`, () 
       const r = await runCli(['deploy', join(EXAMPLES, folder)], { env, timeoutMs: BUILD_MS });
       expect(r.code, r.stderr + r.stdout).toBe(0);
       expect(r.stdout).toContain(`Built ${kind}/${name}:`); // the streamed build log
-      expect(r.stdout).toMatch(/^DEPLOYED: /m); // exit 0 only once a replica answered
+      expect(r.stderr).toMatch(/^DEPLOYED: /m); // exit 0 only once a replica answered
       const record = await get<Record_>(`/v0/${kind}/${name}`);
+      expect(record.status).toBe('DEPLOYED');
       expect(buildStatus(record)).toBe('BUILT');
       const statuses = record.events.map((e) => e.status);
       for (const s of ['UPLOADING', 'BUILDING', 'BUILT']) expect(statuses).toContain(s);
