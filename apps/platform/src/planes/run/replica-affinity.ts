@@ -19,7 +19,10 @@
  * then places again on the same replica unless the set changed since.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Replica } from './replica-sets.js';
+/** What affinity needs of a replica (structural: replica-sets.ts holds the pins, no import loop). */
+interface Placed {
+  engineId: string;
+}
 
 /** Keys kept per replica set. */
 export const MAX_PINS = 10_000;
@@ -66,8 +69,8 @@ export function hash32(s: string): number {
 }
 
 /** Rendezvous (highest random weight) choice of a replica for a key. */
-export function rendezvous(key: string, replicas: readonly Replica[]): Replica | undefined {
-  let best: Replica | undefined;
+export function rendezvous<R extends Placed>(key: string, replicas: readonly R[]): R | undefined {
+  let best: R | undefined;
   let bestScore = -1;
   for (const r of replicas) {
     const score = hash32(`${key}\u0000${r.engineId}`);
@@ -93,7 +96,7 @@ export class ThreadPins {
   }
 
   /** The replica for `key` among `ready` ones: its pinned one while ready, else rendezvous. */
-  pick(key: string, ready: readonly Replica[], now: number): Replica | undefined {
+  pick<R extends Placed>(key: string, ready: readonly R[], now: number): R | undefined {
     const pin = this.pins.get(key);
     if (pin && now - pin.atMs < this.ttlMs) {
       const r = ready.find((x) => x.engineId === pin.engineId);
@@ -108,7 +111,7 @@ export class ThreadPins {
     return r;
   }
 
-  pin(key: string, r: Replica, now: number): void {
+  pin(key: string, r: Placed, now: number): void {
     this.pins.delete(key);
     this.pins.set(key, { engineId: r.engineId, atMs: now });
     while (this.pins.size > this.max) {
