@@ -11,7 +11,7 @@
 // a crashing one leaves the previous serving; one that dies after serving is restarted; a platform
 // restart re-attaches the replica (same process, no new container); disable → DEACTIVATED and 503;
 // delete removes it.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,13 +21,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { cliEnv, runCli } from '../cli/cli-runner.js';
 import { zipOf } from '../../../apps/platform/src/planes/builds/test-archives.js';
 import type { RunningPlatform } from '../support/platform.js';
+import { closeRunPlatform } from '../support/run-workloads.js';
 import {
   engineIds,
-  hostLeftovers,
-  IMAGE_CACHE,
   json,
   missingBuildCapability,
-  removeHome,
   startSandboxPlatform,
   waitFor,
 } from '../sandboxes/support.js';
@@ -148,24 +146,7 @@ describe.skipIf(skip !== null)(`run plane: agents and functions${skip ? ` (skipp
       );
       for (const r of list) await api(`/v0/${kind}/${r.metadata.name}`, { method: 'DELETE' });
     }
-    for (const id of engineIds(home)) ids.add(id);
-    // Replicas stop (SIGTERM, 5 s grace) and go; a start in flight is cancelled.
-    const gone = await waitFor(
-      'every replica removed',
-      async () => (engineIds(home).length === 0 ? true : undefined),
-      30_000,
-    ).catch(() => false);
-    const left = engineIds(home);
-    await p.stop();
-    expect(gone, `left: ${left.join(', ')}`).toBe(true);
-    expect(hostLeftovers([...ids])).toEqual([]);
-    if (workspaceId) {
-      for (const d of readdirSync(IMAGE_CACHE)) {
-        if (decodeURIComponent(d).startsWith(`ws-${workspaceId}/`))
-          rmSync(join(IMAGE_CACHE, d), { recursive: true, force: true });
-      }
-    }
-    removeHome(home);
+    await closeRunPlatform(p, ids, workspaceId);
     if (cliHome) rmSync(cliHome, { recursive: true, force: true });
   }, 180_000);
 

@@ -7,20 +7,16 @@
 // domain (409 naming the field); a Host naming an unknown application is 404; `enabled: false` →
 // DEACTIVATING → DEACTIVATED and 503; delete removes the replica; a platform restart re-attaches the
 // replica on its non-default port (same process).
-import { readdirSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zipOf } from '../../../apps/platform/src/planes/builds/test-archives.js';
 import type { RunningPlatform } from '../support/platform.js';
+import { closeRunPlatform } from '../support/run-workloads.js';
 import {
   engineIds,
-  hostLeftovers,
-  IMAGE_CACHE,
   json,
   missingBuildCapability,
-  removeHome,
   startSandboxPlatform,
   waitFor,
 } from '../sandboxes/support.js';
@@ -121,23 +117,7 @@ describe.skipIf(skip !== null)(`run plane: applications${skip ? ` (skipped: ${sk
       ).catch(() => []);
       for (const r of list) await api(`/v0/applications/${r.metadata.name}`, { method: 'DELETE' }, w);
     }
-    for (const id of engineIds(home)) ids.add(id);
-    const gone = await waitFor(
-      'every replica removed',
-      async () => (engineIds(home).length === 0 ? true : undefined),
-      30_000,
-    ).catch(() => false);
-    const left = engineIds(home);
-    await p.stop();
-    expect(gone, `left: ${left.join(', ')}`).toBe(true);
-    expect(hostLeftovers([...ids])).toEqual([]);
-    if (workspaceId) {
-      for (const d of readdirSync(IMAGE_CACHE)) {
-        if (decodeURIComponent(d).startsWith(`ws-${workspaceId}/`))
-          rmSync(join(IMAGE_CACHE, d), { recursive: true, force: true });
-      }
-    }
-    removeHome(home);
+    await closeRunPlatform(p, ids, workspaceId);
   }, 180_000);
 
   it('serves on its own host, public, listening on spec.port; every path, SSE and WebSocket are its own', async () => {

@@ -7,19 +7,17 @@
 // while a new replica starts and then served; a platform restart keeps a frozen replica frozen and
 // resumes it on the next request (same process); minScale 1 keeps a replica running, never frozen.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { zipOf } from '../../../apps/platform/src/planes/builds/test-archives.js';
 import type { RunningPlatform } from '../support/platform.js';
+import { closeRunPlatform } from '../support/run-workloads.js';
 import {
   engineIds,
-  hostLeftovers,
-  IMAGE_CACHE,
   json,
   missingBuildCapability,
-  removeHome,
   RUNC_ROOT,
   startSandboxPlatform,
   waitFor,
@@ -152,23 +150,7 @@ describe.skipIf(skip !== null)(`run plane: STANDBY, then stopped${skip ? ` (skip
   afterAll(async () => {
     if (!p) return;
     for (const name of ['sleepy', 'warm']) await api(`/v0/agents/${name}`, { method: 'DELETE' });
-    for (const id of engineIds(home)) ids.add(id);
-    const gone = await waitFor(
-      'every replica removed',
-      async () => (engineIds(home).length === 0 ? true : undefined),
-      30_000,
-    ).catch(() => false);
-    const left = engineIds(home);
-    await p.stop();
-    expect(gone, `left: ${left.join(', ')}`).toBe(true);
-    expect(hostLeftovers([...ids])).toEqual([]);
-    if (workspaceId) {
-      for (const d of readdirSync(IMAGE_CACHE)) {
-        if (decodeURIComponent(d).startsWith(`ws-${workspaceId}/`))
-          rmSync(join(IMAGE_CACHE, d), { recursive: true, force: true });
-      }
-    }
-    removeHome(home);
+    await closeRunPlatform(p, ids, workspaceId);
   }, 180_000);
 
   it('idle → STANDBY (frozen, DEPLOYED); concurrent requests resume it with its memory intact', async () => {

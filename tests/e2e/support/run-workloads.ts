@@ -1,5 +1,8 @@
-import type { RunningPlatform } from './platform.js';
-import { engineIds, waitFor } from '../sandboxes/support.js';
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { removeHome, type RunningPlatform } from './platform.js';
+import { engineIds, hostLeftovers, IMAGE_CACHE, waitFor } from '../sandboxes/support.js';
 
 /**
  * Deletes the platform's agents, functions and applications and waits until their replicas are gone from the
@@ -22,4 +25,34 @@ export async function removeRunWorkloads(p: RunningPlatform, timeoutMs = 60_000)
     async () => (engineIds(p.home).some((id) => id.startsWith('rp-')) ? undefined : true),
     timeoutMs,
   );
+}
+
+/**
+ * The end of a run-plane e2e file whose records are already deleted: waits until their replicas
+ * left the engine, stops the platform, then asserts nothing stayed behind (no replica, nothing of
+ * `ids` on the host) and drops the workspace's built images from the shared image cache.
+ */
+export async function closeRunPlatform(
+  p: RunningPlatform,
+  ids: Set<string>,
+  workspaceId: string,
+): Promise<void> {
+  for (const id of engineIds(p.home)) ids.add(id);
+  // Replicas stop (SIGTERM, 5 s grace) and go; a start in flight is cancelled.
+  const gone = await waitFor(
+    'every replica removed',
+    async () => (engineIds(p.home).length === 0 ? true : undefined),
+    30_000,
+  ).catch(() => false);
+  const left = engineIds(p.home);
+  await p.stop();
+  expect(gone, `left: ${left.join(', ')}`).toBe(true);
+  expect(hostLeftovers([...ids])).toEqual([]);
+  if (workspaceId) {
+    for (const d of readdirSync(IMAGE_CACHE)) {
+      if (decodeURIComponent(d).startsWith(`ws-${workspaceId}/`))
+        rmSync(join(IMAGE_CACHE, d), { recursive: true, force: true });
+    }
+  }
+  removeHome(p.home);
 }
