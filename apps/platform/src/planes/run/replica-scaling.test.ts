@@ -9,25 +9,9 @@ import { Autoscaler } from './autoscaler.js';
 import { beginRequest, endRequest } from './replica-load.js';
 import { ReplicaSets, type Replica, type ReplicaSet } from './replica-sets.js';
 import { SetScaler } from './replica-scaling.js';
-import type { RunRecord } from './run-ports.js';
+import { runRecord } from '../../test-support/run-record.js';
 
-const record: RunRecord = {
-  id: 'rec',
-  kind: 'agent',
-  workspace: 'ws',
-  name: 'a',
-  status: 'DEPLOYED',
-  enabled: true,
-  public: false,
-  image: 'agents/a:1',
-  memoryMB: 256,
-  port: 8080,
-  hosts: [],
-  minScale: 0,
-  maxScale: 3,
-  revision: 'r1',
-  lastMessage: undefined,
-};
+const record = runRecord();
 
 function harness() {
   const sets = new ReplicaSets();

@@ -10,25 +10,9 @@ import { Autoscaler } from './autoscaler.js';
 import { IdlePolicy } from './idle-policy.js';
 import { ReplicaSets, type Replica } from './replica-sets.js';
 import { SetScaler } from './replica-scaling.js';
-import type { RunRecord } from './run-ports.js';
+import { runRecord } from '../../test-support/run-record.js';
 
-const record: RunRecord = {
-  id: 'rec',
-  kind: 'agent',
-  workspace: 'ws',
-  name: 'a',
-  status: 'DEPLOYED',
-  enabled: true,
-  public: false,
-  image: 'agents/a:1',
-  memoryMB: 256,
-  port: 8080,
-  hosts: [],
-  minScale: 0,
-  maxScale: 3,
-  revision: 'r1',
-  lastMessage: undefined,
-};
+const record = runRecord();
 
 function replicaAt(slot: number, phase: Replica['phase'] = 'ready'): Replica {
   return {

@@ -16,6 +16,7 @@ import type { RunRecord, RunTrigger } from '../run-ports.js';
 import { AsyncRuns } from './async-runs.js';
 import { CallbackSender } from './callback-sender.js';
 import { verifyCallback, type CallbackPayload } from './callback-signature.js';
+import { runRecord } from '../../../test-support/run-record.js';
 
 const listen = async (s: Server) => {
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
@@ -44,23 +45,8 @@ describe('async runs', () => {
     timeoutSeconds: 30,
     ...over,
   });
-  const record = (workspace: string): RunRecord => ({
-    id: `id-${workspace}`,
-    kind: 'agent',
-    workspace,
-    name: 'a',
-    status: 'DEPLOYED',
-    enabled: true,
-    public: false,
-    image: 'img',
-    memoryMB: 256,
-    minScale: 0,
-    maxScale: 10,
-    port: 8080,
-    hosts: [],
-    revision: 'r1',
-    lastMessage: undefined,
-  });
+  const record = (workspace: string): RunRecord =>
+    runRecord({ id: `id-${workspace}`, workspace, image: 'img', maxScale: 10 });
   let nextTrigger = trigger;
 
   beforeAll(async () => {

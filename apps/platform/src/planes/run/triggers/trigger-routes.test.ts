@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunRecord, RunTrigger } from '../run-ports.js';
 import { asyncAddress } from './async-address.js';
 import { mountPath, TriggerRoutes } from './trigger-routes.js';
+import { runRecord } from '../../../test-support/run-record.js';
 
 const trigger = (id: string, path: string, over: Partial<RunTrigger> = {}): RunTrigger => ({
   id,
@@ -21,24 +22,8 @@ const record = (
   name: string,
   triggers: RunTrigger[],
   workspace = 'ws',
-): RunRecord => ({
-  id: `${kind}-${name}`,
-  kind,
-  workspace,
-  name,
-  status: 'DEPLOYED',
-  enabled: true,
-  public: false,
-  image: 'img',
-  memoryMB: 256,
-  minScale: 0,
-  maxScale: 10,
-  port: 8080,
-  hosts: [],
-  revision: 'r1',
-  lastMessage: undefined,
-  triggers,
-});
+): RunRecord =>
+  runRecord({ id: `${kind}-${name}`, kind, workspace, name, image: 'img', maxScale: 10, triggers });
 
 describe('trigger routes', () => {
   it('mounts a path as an alias of the workload root, sub-paths and query forwarded', () => {
