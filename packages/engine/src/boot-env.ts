@@ -3,7 +3,7 @@
 // and sandboxd's node start with the image's env only, identical in every sandbox of an image, so
 // /proc/1/environ shows nothing of a sandbox — not its name, its envs, its secrets, nor whether it
 // was pooled. What is the sandbox's (HOSTNAME, the spec's env: the platform's egress variables and
-// sandboxd token, the user's envs) is a JSON file in the sandbox directory, bind-mounted read-only
+// sandboxd token, the user's envs) is a JSON file in the sandbox's bundle dir, bind-mounted read-only
 // at BOOT_ENV_PATH (root only, 0600), which sandboxd reads at start (`--boot-env`) and hands to
 // the processes it starts. The warm pool's claim rewrites the file in place (a bind mount follows
 // the inode) to what a boot for the claimed name writes, so a restarted sandboxd, or root reading
@@ -16,8 +16,8 @@ import type { IdRange } from './userns.js';
 /** Where sandboxd finds the file in the sandbox: /dev is the container's own tmpfs. */
 export const BOOT_ENV_PATH = '/dev/.tarmac-boot-env.json';
 
-/** The file on the host, in the sandbox's directory. */
-export const bootEnvFile = (sandboxDir: string) => join(sandboxDir, 'boot-env.json');
+/** The file on the host, in the sandbox's bundle directory (bundle-dirs.ts: tmpfs). */
+export const bootEnvFile = (bundleDir: string) => join(bundleDir, 'boot-env.json');
 
 /** HOSTNAME first, then the spec's env: the order processes see them in. */
 export function bootEnv(hostname: string, env: Record<string, string>): Record<string, string> {

@@ -28,6 +28,7 @@ import { CPU_PERIOD_US, cpuQuota } from './oci-spec.js';
 import { Runc } from './runc.js';
 import { DEFAULT_PATH, ProcessRunner, type RunResult } from './runner.js';
 import { HostnameSetters } from './hostname-setters.js';
+import { BundleDirs } from './bundle-dirs.js';
 import { RunMounts } from './run-mounts.js';
 import { RuntimeBuilder } from './runtime-dir.js';
 import { SandboxFiles } from './sandbox-files.js';
@@ -110,6 +111,7 @@ export class LocalEngine implements Engine {
       idRange,
       shifted,
       runMounts: new RunMounts(dirname(runcRoot), runner),
+      bundles: new BundleDirs(dirname(runcRoot), runner),
       diskPool: this.diskPool,
       snapshots: this.snapshots,
       hostnames: this.hostnames,

@@ -23,7 +23,7 @@ export async function claimSandbox(
   const pid = host.runc.alive(id)?.pid;
   if (pid === undefined) throw new EngineError(`sandbox ${id} is not running`);
   // Before the first await: the file is the claimed one by the time this call returns.
-  const boot = bootEnvFile(host.files.layout(id).root);
+  const boot = bootEnvFile(host.bundles.find(id, host.files.layout(id)).bootDir);
   writeBootEnv(boot, claimedBootEnv(readBootEnv(boot), o.hostname, o.env), host.idRange);
   if (!(await host.hostnames.set(id, o.hostname))) {
     const args = [`--target=${pid}`, '--uts', '--', 'hostname', o.hostname];

@@ -33,7 +33,9 @@ export async function createSandboxOnHost(host: SandboxHost, spec: SandboxSpec):
   const paths = host.files.layout(spec.id);
   let ip: string | null = null;
   try {
-    for (const d of [paths.bundle, join(paths.root, 'logs')]) mkdirSync(d, { recursive: true });
+    mkdirSync(join(paths.root, 'logs'), { recursive: true });
+    // config.json and boot-env.json hold the sandbox's secrets: on tmpfs, not under home.
+    const bundle = await host.bundles.make(spec.id);
     const diskMB = spec.diskMB ?? host.opts.defaultDiskMB ?? DEFAULT_DISK_MB;
     // The root (sandbox disk + overlay) and the netns wiring are independent spawns: run them
     // together (the create path's latency, ARCHITECTURE.md "Start-up"). Settled both, so a
@@ -80,7 +82,7 @@ export async function createSandboxOnHost(host: SandboxHost, spec: SandboxSpec):
     // A command container (job task) runs with the env as given; a sandbox's own env is its boot
     // file's, not its init's (boot-env.ts).
     const env = mergeEnv(image.env, command ? { HOSTNAME: hostname, ...spec.env } : {});
-    const boot = bootEnvFile(paths.root);
+    const boot = bootEnvFile(bundle);
     if (!command) writeBootEnv(boot, bootEnv(hostname, spec.env ?? {}), host.idRange);
     const oci = sandboxOciSpec({
       rootfs: host.runMounts.rootfs(spec.id),
@@ -113,8 +115,8 @@ export async function createSandboxOnHost(host: SandboxHost, spec: SandboxSpec):
         })),
       ],
     });
-    writeFileSync(join(paths.bundle, 'config.json'), JSON.stringify(oci));
-    await host.runc.run(spec.id, paths.bundle, paths.log, net.netnsPath);
+    writeFileSync(join(bundle, 'config.json'), JSON.stringify(oci), { mode: 0o600 });
+    await host.runc.run(spec.id, bundle, paths.log, net.netnsPath);
     return sandboxInfo(host, record);
   } catch (err) {
     await teardownSandbox(host, spec.id, ip, false).catch(() => undefined);

@@ -17,7 +17,8 @@ export function execInSandbox(
   host.files.read(id);
   const pid = host.runc.alive(id)?.pid;
   if (pid === undefined) throw new EngineError(`sandbox ${id} is not running`);
-  const oci = JSON.parse(readFileSync(join(host.files.layout(id).bundle, 'config.json'), 'utf8')) as {
+  const found = host.bundles.find(id, host.files.layout(id));
+  const oci = JSON.parse(readFileSync(join(found.bundle, 'config.json'), 'utf8')) as {
     process?: { env?: string[] };
   };
   // In the network namespace of the container's init (Runc.run: it is not in the config).
@@ -25,7 +26,7 @@ export function execInSandbox(
     ...opts,
     envArgs: [
       ...execEnvArgs(oci.process?.env ?? []),
-      ...bootEnvArgs(readBootEnv(bootEnvFile(host.files.layout(id).root))),
+      ...bootEnvArgs(readBootEnv(bootEnvFile(found.bootDir))),
     ],
     netnsPath: `/proc/${pid}/ns/net`,
   });

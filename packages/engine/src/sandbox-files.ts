@@ -1,10 +1,10 @@
 // Files under <home>/sandboxes/<id>: the durable record a new engine process re-attaches from.
 //   sandbox.json   what was asked for and what was assigned (ip, cgroup, image layers)
 //   stopped.json   written by stopSandbox: why and how it stopped
-//   bundle/        runc bundle (config.json); bundle/rootfs is the overlay mount point
+//   bundle/        only for sandboxes made before bundle-dirs.ts: the runc bundle (now on tmpfs)
 //   disk.img disk/ the sandbox's own ext4 (sandbox-disk.ts), holding the overlay's upper/ and work/
 //   upper/         with DeleteOptions.keepUpper: the writes, kept after delete
-//   boot-env.json  the env sandboxd gives the processes it starts (boot-env.ts); secrets inside
+//   boot-env.json  the same: the boot env of those sandboxes (now beside the bundle, on tmpfs)
 //   logs/          container stdout/stderr
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';

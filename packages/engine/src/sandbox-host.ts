@@ -10,6 +10,7 @@ import type { LocalEngineOptions } from './local-engine-options.js';
 import type { BridgeNetwork } from './network.js';
 import type { Runc } from './runc.js';
 import type { CommandRunner } from './runner.js';
+import type { BundleDirs } from './bundle-dirs.js';
 import type { RunMounts } from './run-mounts.js';
 import type { RuntimeBuilder } from './runtime-dir.js';
 import type { SandboxFiles } from './sandbox-files.js';
@@ -32,6 +33,8 @@ export interface SandboxHost {
   readonly idRange: IdRange;
   readonly shifted: ShiftedLayers;
   readonly runMounts: RunMounts;
+  /** Each sandbox's runc bundle and boot env, on tmpfs: its secrets (bundle-dirs.ts). */
+  readonly bundles: BundleDirs;
   readonly diskPool: DiskPool;
   readonly snapshots: SnapshotStore;
   readonly hostnames: HostnameSetters;

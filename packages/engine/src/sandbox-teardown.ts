@@ -45,6 +45,7 @@ export async function teardownSandbox(
 ): Promise<void> {
   const paths = host.files.layout(id);
   await host.runc.delete(id);
+  host.bundles.remove(id); // config.json and boot env: the sandbox's secrets never outlive it
   await host.runMounts.release(id, paths.rootfs);
   await releaseSandboxDisk(host.runner, paths.root, keepUpper);
   await host.network.detach(id, ip);
@@ -57,7 +58,7 @@ export async function teardownSandbox(
       diskPaths(paths.root).mnt,
       join(paths.root, 'sandbox.json'),
       join(paths.root, 'stopped.json'),
-      bootEnvFile(paths.root), // the sandbox's envs, secret ones too: never outlive it
+      bootEnvFile(paths.root), // where an engine from before bundle-dirs.ts kept the boot env
     ]) {
       rmSync(p, { recursive: true, force: true });
     }
@@ -71,6 +72,7 @@ export async function sandboxLeftovers(host: SandboxHost, id: string, ip: string
   const paths = host.files.layout(id);
   const left = [...(await host.network.leftovers(id, ip))];
   left.push(...host.runMounts.leftovers(id, paths.rootfs).map((m) => `mount ${m}`));
+  left.push(...host.bundles.leftovers(id).map((d) => `bundle ${d}`));
   if (isMountPoint(diskPaths(paths.root).mnt)) left.push(`mount ${diskPaths(paths.root).mnt}`);
   left.push(...host.cgroups.present(`${host.opts.cgroupParent ?? 'tarmac'}/${id}`).map((d) => `cgroup ${d}`));
   if (host.runc.state(id)) left.push(`runc state ${id}`);

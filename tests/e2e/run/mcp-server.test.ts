@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { zipOf } from '../../../apps/platform/src/planes/builds/test-archives.js';
+import { filesContaining } from '../../../packages/engine/src/test-support/files-containing.js';
 import { REPO_ROOT, type RunningPlatform } from '../support/platform.js';
 import { removeRunWorkloads } from '../support/run-workloads.js';
 import {
@@ -29,7 +30,7 @@ import {
 } from '../sandboxes/support.js';
 
 const skip = missingBuildCapability();
-const SECRET = 'mcp-s3cret-token-for-e2e';
+const SECRET = `mcp-s3cret-${Math.random().toString(36).slice(2)}`;
 
 /** The example bundled into one ESM file (Node 18 in tarmac/base), `require` shimmed for CJS deps. */
 async function bundledExample(): Promise<string> {
@@ -150,6 +151,12 @@ describe.skipIf(skip !== null)(
       expect(anonymous.status).toBe(401);
       expect(await (await api('/v0/functions/mcp-example')).text()).not.toContain(SECRET);
       expect(await (await api('/v0/integrations/connections/mcp-conn')).text()).not.toContain(SECRET);
+      // Nor on the host's disk: not in the home (the store keeps it encrypted; the replica's
+      // records, logs and disk), only in the replica's runc bundle on the engine's tmpfs.
+      expect(filesContaining(p.home, SECRET)).toEqual([]);
+      const held = filesContaining('/run/tarmac', SECRET);
+      expect(held.length).toBeGreaterThan(0);
+      for (const f of held) expect(f).toMatch(/^\/run\/tarmac\/bundles\/[^/]+\/(boot-env|config)\.json$/);
     }, 120_000);
   },
 );
