@@ -11,6 +11,8 @@
 //     nothing reaches the receivers;
 // and the billing metrics API reports the agent's compute GB-s (replica memory × its running
 // time, within the bounds of this test's clock), its image storage and the async request count.
+// Last, an accepted async request survives the platform's SIGKILL: the restarted platform runs
+// it and delivers its callback under the same id (triggers/async-spool.ts).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdirSync, rmSync } from 'node:fs';
@@ -92,6 +94,14 @@ describe.skipIf(skip !== null)(`run plane: triggers and metering${skip ? ` (skip
       60_000,
     );
 
+  const PLATFORM_ENV = {
+    TARMAC_BRIDGE: 'tarmactr0',
+    TARMAC_SUBNET: '10.115.0.0/16',
+    TARMAC_RUN_READY_TIMEOUT_SECONDS: '30',
+    TARMAC_CALLBACK_ALLOW: '127.0.0.1/32',
+    TARMAC_METERING_INTERVAL_SECONDS: '1',
+  };
+
   beforeAll(async () => {
     receiver = createServer((req, res) => {
       let body = '';
@@ -115,15 +125,7 @@ describe.skipIf(skip !== null)(`run plane: triggers and metering${skip ? ` (skip
       v6!.once('error', () => ((v6 = undefined), r()));
       v6!.listen(receiverPort, '::1', r);
     });
-    p = await startSandboxPlatform({
-      env: {
-        TARMAC_BRIDGE: 'tarmactr0',
-        TARMAC_SUBNET: '10.115.0.0/16',
-        TARMAC_RUN_READY_TIMEOUT_SECONDS: '30',
-        TARMAC_CALLBACK_ALLOW: '127.0.0.1/32',
-        TARMAC_METERING_INTERVAL_SECONDS: '1',
-      },
-    });
+    p = await startSandboxPlatform({ env: PLATFORM_ENV });
     ws = p.credentials.workspace;
     workspaceId = (await json<{ id?: string }>(await api(`/v0/workspaces/${ws}`))).id ?? '';
     const open = await api('/v0/agents?upload=true', {
@@ -330,4 +332,19 @@ describe.skipIf(skip !== null)(`run plane: triggers and metering${skip ? ` (skip
     expect(of('sandbox_snapshot_storage_gbs')).toBeUndefined(); // never frozen here
     expect(metrics.data.some((e) => e.resourceName === 'evil')).toBe(false); // no replica, no request
   });
+
+  it('an accepted async request survives a SIGKILL of the platform: the restart runs it and calls back', async () => {
+    const res = await run('later/slow?ms=3000', { method: 'POST', body: 'do not lose me' });
+    expect(res.status).toBe(202);
+    const { id } = await json<{ id: string }>(res);
+    expect(await p.stop('SIGKILL')).toBe(137); // while the agent works on it: no callback yet
+    expect(callbacks.some((c) => c.body.includes(id))).toBe(false);
+    p = await startSandboxPlatform({ home: p.home, env: PLATFORM_ENV });
+    const cb = await callbackOf(id);
+    const payload = JSON.parse(cb.body) as { status_code: number; response_body: string };
+    expect(payload.status_code).toBe(200);
+    expect(payload.response_body).toContain('boot');
+    // Delivered, so gone from the spool: no second callback after another restart.
+    expect(readdirSync(join(p.home, 'run', 'async')).filter((f) => f.endsWith('.req'))).toEqual([]);
+  }, 120_000);
 });

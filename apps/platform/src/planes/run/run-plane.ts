@@ -25,6 +25,7 @@ import type { IdleSettings } from './idle-policy.js';
 import type { Forwarder, ReplicaEngine, ReplicaSetup, RunCatalogue } from './run-ports.js';
 import { publicDestinationGuards } from '../../framework/destinations/public-destinations.js';
 import { AsyncRuns, type AsyncLimits } from './triggers/async-runs.js';
+import { AsyncSpool } from './triggers/async-spool.js';
 import { CallbackSender } from './triggers/callback-sender.js';
 import { TriggerRoutes } from './triggers/trigger-routes.js';
 import { ReplicaUsage } from './usage/replica-usage.js';
@@ -37,7 +38,7 @@ export interface RunPlaneDeps {
   authenticator: Authenticator;
   workspaces: WorkspaceResolver;
   changes: ChangeFeed;
-  /** TARMAC_HOME: archived replica output goes under run/logs. */
+  /** TARMAC_HOME: archived replica output goes under run/logs, accepted async requests run/async. */
   home: string;
   logger: Logger;
   readyTimeoutMs: number;
@@ -109,6 +110,7 @@ export function createRunPlane(d: RunPlaneDeps): RunPlane {
       ...publicDestinationGuards(limits.callbackAllowCidrs),
       selfPort: d.selfPort ?? (() => undefined),
     }),
+    spool: new AsyncSpool(join(d.home, 'run', 'async')),
     secretOf: async (record, id) => d.catalogue.callbackSecret?.(record, id),
     count: (r, requestId, at) =>
       usage.countAsync({ recordId: r.id, kind: r.kind, workspace: r.workspace, name: r.name, requestId, at }),
@@ -185,7 +187,17 @@ export function createRunPlane(d: RunPlaneDeps): RunPlane {
         ),
       );
     },
-    start: () => controller.start(),
+    async start() {
+      await controller.start();
+      // What a stopped or crashed platform accepted and did not deliver (async-spool.ts). A
+      // failure leaves them on disk for the next start.
+      try {
+        const recovered = await asyncRuns.recover(await d.catalogue.list());
+        if (recovered > 0) d.logger.info({ recovered }, 'async requests from before the restart queued');
+      } catch (err) {
+        d.logger.error({ err }, 'async requests from before the restart not recovered');
+      }
+    },
     async stop() {
       for (const off of unsubscribe) off();
       held.close();

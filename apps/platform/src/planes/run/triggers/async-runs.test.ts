@@ -3,7 +3,11 @@
 // AsyncRuns.accept as the gateway does after authentication. Checks the bounds — body size (413),
 // per-workspace concurrency and queue (429, another workspace unaffected) — the trigger's
 // timeout (a 504 payload, still delivered), and that the platform's credentials never reach the
-// agent while the caller's other headers do.
+// agent while the caller's other headers do. The spool is real (a temporary directory): a request
+// stopped mid-run is found and delivered by the next AsyncRuns, under its id.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
@@ -13,7 +17,8 @@ import type { RunAddress } from '../run-address.js';
 import { sendRunError } from '../run-error.js';
 import type { Replica } from '../replica-sets.js';
 import type { RunRecord, RunTrigger } from '../run-ports.js';
-import { AsyncRuns } from './async-runs.js';
+import { AsyncRuns, type AsyncRunsDeps } from './async-runs.js';
+import { AsyncSpool } from './async-spool.js';
 import { CallbackSender } from './callback-sender.js';
 import { verifyCallback, type CallbackPayload } from './callback-signature.js';
 import { runRecord } from '../../../test-support/run-record.js';
@@ -48,6 +53,8 @@ describe('async runs', () => {
   const record = (workspace: string): RunRecord =>
     runRecord({ id: `id-${workspace}`, workspace, image: 'img', maxScale: 10 });
   let nextTrigger = trigger;
+  const spoolDir = mkdtempSync(join(tmpdir(), 'tarmac-async-spool-'));
+  let deps: AsyncRunsDeps;
 
   beforeAll(async () => {
     replica = createServer((req, res) => {
@@ -90,14 +97,16 @@ describe('async runs', () => {
       inflight: 0,
       lastUsedMs: 0,
     };
-    runs = new AsyncRuns({
+    deps = {
       replicaFor: async () => replicaObj,
+      spool: new AsyncSpool(spoolDir),
       sender: new CallbackSender({ ...publicDestinationGuards(['127.0.0.1/32']), selfPort: () => undefined }),
       secretOf: async () => 'secret',
       count: (_r, id) => counted.push(id),
       limits: { concurrency: 1, queue: 1, maxBodyBytes: 64 },
       logger: pino({ level: 'silent' }),
-    });
+    };
+    runs = new AsyncRuns(deps);
     front = createServer((req: IncomingMessage, res: ServerResponse) => {
       const u = new URL(req.url ?? '/', 'http://x');
       const ws = u.pathname.split('/')[1] ?? 'ws';
@@ -116,6 +125,7 @@ describe('async runs', () => {
   afterAll(async () => {
     await runs.stop();
     for (const s of [front, replica, receiver]) await new Promise<void>((r) => s.close(() => r()));
+    rmSync(spoolDir, { recursive: true, force: true });
   });
 
   const post = (path: string, body = 'x', headers: Record<string, string> = {}) =>
@@ -174,5 +184,39 @@ describe('async runs', () => {
     } finally {
       nextTrigger = trigger;
     }
+  });
+
+  it('a delivered request leaves the spool; one stopped mid-run is delivered by the next start, under its id', async () => {
+    const spooled = () => readdirSync(spoolDir).filter((f) => f.endsWith('.req'));
+    await until(((await (await post('/spooled')).json()) as { id: string }).id);
+    expect(spooled()).toEqual([]);
+    const res = await post('/ws?wait=1500', 'keep me', { authorization: 'Bearer platform-key' });
+    const { id } = (await res.json()) as { id: string };
+    // On disk before the 202, without the caller's credentials.
+    expect(spooled()).toEqual([`${id}.req`]);
+    const file = readFileSync(join(spoolDir, `${id}.req`), 'utf8');
+    expect(file).toMatch(/keep me$/);
+    expect(file).not.toContain('platform-key');
+    await runs.stop(); // the platform stops while the agent works on it
+    expect(delivered.has(id)).toBe(false);
+    expect(spooled()).toEqual([`${id}.req`]);
+    // The next start: the same record (by id) is there, the request runs again and its trigger's
+    // callback is delivered.
+    runs = new AsyncRuns(deps);
+    expect(await runs.recover([{ ...record('ws'), triggers: [trigger()] }])).toBe(1);
+    const p = await until(id);
+    expect(p).toMatchObject({ status_code: 200, response_body: 'done /?wait=1500', request_id: id });
+    expect(counted.filter((c) => c === id)).toHaveLength(1); // metered once
+    expect(spooled()).toEqual([]);
+  }, 20_000);
+
+  it('a spooled request whose record is gone (deleted, or made again under its name) is dropped', async () => {
+    const res = await post('/ws?wait=1500');
+    const { id } = (await res.json()) as { id: string };
+    await runs.stop();
+    runs = new AsyncRuns(deps);
+    expect(await runs.recover([{ ...record('ws'), id: 'another-id' }])).toBe(0);
+    expect(readdirSync(spoolDir)).toEqual([]);
+    expect(delivered.has(id)).toBe(false);
   });
 });

@@ -11,11 +11,14 @@
  * Bounded (ARCHITECTURE.md "Triggers"): the body at most `maxBodyBytes` (413 beyond), per
  * workspace at most `concurrency` running and `queue` waiting (429 + Retry-After beyond), all
  * workspaces' waiting bodies at most MAX_QUEUED_BYTES (503), the captured answer at most
- * MAX_RESPONSE_BYTES (`response_length` still says the whole length). Kept in memory: a platform
- * restart loses the requests not yet delivered (ARCHITECTURE.md "Not done").
+ * MAX_RESPONSE_BYTES (`response_length` still says the whole length).
+ *
+ * Durable (async-spool.ts): a request is on disk before its 202 and leaves it once its callback was
+ * delivered or finally refused; `recover` runs what a stopped or crashed platform left, at least
+ * once, under the same id.
  */
 import { randomUUID } from 'node:crypto';
-import { request, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { beginRequest, endRequest } from '../replica-load.js';
 import type { RunAddress } from '../run-address.js';
@@ -25,28 +28,13 @@ import type { RunRecord, RunTrigger } from '../run-ports.js';
 import type { CallbackPayload } from './callback-signature.js';
 import type { CallbackSender, Delivery } from './callback-sender.js';
 import { CallbackRefused } from './callback-sender.js';
+import { forwardedHeaders, readBody, sendToReplica } from './async-exchange.js';
+import type { AsyncSpool, SpooledRequest } from './async-spool.js';
 
 export const DEFAULT_ASYNC_TIMEOUT_SECONDS = 900;
 /** Callback retries when the trigger names no `retry`. */
 export const DEFAULT_CALLBACK_RETRY = 3;
-export const MAX_RESPONSE_BYTES = 1024 * 1024;
 export const MAX_QUEUED_BYTES = 256 * 1024 * 1024;
-
-/** Request headers not forwarded: hop-by-hop and the platform's credentials (as the proxy). */
-const DROP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'upgrade',
-  'trailer',
-  'host',
-  'content-length',
-  'authorization',
-  'x-service-authorization',
-  'x-blaxel-authorization',
-]);
 
 export interface AsyncLimits {
   /** Requests running at once per workspace. */
@@ -66,6 +54,8 @@ export interface AsyncRunsDeps {
     headers?: IncomingHttpHeaders,
   ): Promise<Replica>;
   sender: Pick<CallbackSender, 'check' | 'deliver'>;
+  /** Where accepted requests wait on disk until delivered (async-spool.ts). */
+  spool: Pick<AsyncSpool, 'save' | 'remove' | 'load'>;
   secretOf(record: RunRecord, triggerId: string): Promise<string | undefined>;
   /** One agent_async_requests_count for this request (the meter; idempotent per id). */
   count(record: RunRecord, requestId: string, at: number): void;
@@ -82,14 +72,18 @@ interface Job {
   addr: RunAddress;
   trigger: RunTrigger | undefined;
   method: string;
-  headers: IncomingHttpHeaders;
+  /** The forwarded ones only (async-exchange.ts): what the spool keeps. */
+  headers: Record<string, string | string[]>;
   body: Buffer;
+  acceptedAt: number;
   deadline: number;
 }
 
 interface Lane {
   running: number;
   waiting: Job[];
+  /** Accepted, being written to the spool: they hold a place in the queue. */
+  saving: number;
 }
 
 export class AsyncRuns {
@@ -131,8 +125,7 @@ export class AsyncRuns {
     }
     this.refuseWhenFull(addr.workspace); // before reading the body: a full queue costs nothing
     const body = await readBody(req, this.d.limits.maxBodyBytes);
-    this.refuseWhenFull(addr.workspace); // others may have queued meanwhile
-    const lane = this.lane(addr.workspace);
+    const lane = this.refuseWhenFull(addr.workspace); // others may have queued meanwhile
     if (this.queuedBytes + body.length > MAX_QUEUED_BYTES) {
       throw new RunError(503, 'too many async request bodies wait on this platform; retry shortly', 5);
     }
@@ -143,12 +136,24 @@ export class AsyncRuns {
       addr,
       trigger,
       method: req.method ?? 'POST',
-      headers: req.headers,
+      headers: forwardedHeaders(req.headers),
       body,
+      acceptedAt: at,
       deadline: at + 1000 * (trigger?.timeoutSeconds ?? DEFAULT_ASYNC_TIMEOUT_SECONDS),
     };
-    this.d.count(record, job.id, at);
+    // Its place in the queue is held while it is written: the 202 promises it is on disk.
     this.queuedBytes += body.length;
+    lane.saving++;
+    try {
+      await this.d.spool.save(spooled(job), body);
+    } catch (err) {
+      this.queuedBytes -= body.length;
+      this.d.logger.error({ err, record: record.name }, 'async request not stored');
+      throw new RunError(503, 'the async request could not be stored on this platform; retry shortly', 5);
+    } finally {
+      lane.saving--;
+    }
+    this.d.count(record, job.id, at);
     lane.waiting.push(job);
     const answer = JSON.stringify({ success: true, id: job.id });
     res
@@ -161,18 +166,57 @@ export class AsyncRuns {
     this.pump(addr.workspace);
   }
 
-  /** Stops the background work (requests not delivered are lost: ARCHITECTURE.md). */
+  /**
+   * Queues what the spool holds (a platform's start): each request whose record still exists
+   * (same id) runs again under its id, with its trigger's callback; one whose record is gone is
+   * dropped. Not counted again (the meter counted it at acceptance). Resolves how many were queued.
+   */
+  async recover(records: readonly RunRecord[]): Promise<number> {
+    const { requests, unreadable } = await this.d.spool.load();
+    for (const path of unreadable) this.d.logger.error({ path }, 'async request file unreadable; left as is');
+    const byId = new Map(records.map((r) => [r.id, r]));
+    const workspaces = new Set<string>();
+    let queued = 0;
+    for (const { request: s, body } of requests) {
+      const record = byId.get(s.recordId);
+      if (!record || record.kind !== s.kind) {
+        this.d.logger.warn({ id: s.id, record: s.name }, 'async request dropped: its record is gone');
+        await this.d.spool.remove(s.id);
+        continue;
+      }
+      const trigger = s.triggerId ? record.triggers?.find((t) => t.id === s.triggerId) : undefined;
+      this.queuedBytes += body.length;
+      this.lane(record.workspace).waiting.push({
+        id: s.id,
+        record,
+        addr: { kind: record.kind, workspace: record.workspace, name: record.name, path: s.path },
+        trigger,
+        method: s.method,
+        headers: s.headers,
+        body,
+        acceptedAt: s.acceptedAt,
+        deadline: s.deadline,
+      });
+      workspaces.add(record.workspace);
+      queued++;
+    }
+    for (const ws of workspaces) this.pump(ws);
+    return queued;
+  }
+
+  /** Stops the background work; requests not delivered stay in the spool for the next start. */
   async stop(): Promise<void> {
     this.stopping.abort();
     await Promise.allSettled([...this.inflight]);
   }
 
   private refuseWhenFull(workspace: string): Lane {
-    const lane = this.lanes.get(workspace) ?? { running: 0, waiting: [] };
-    if (lane.waiting.length >= this.d.limits.queue && lane.running >= this.d.limits.concurrency) {
+    const lane = this.lane(workspace);
+    const waiting = lane.waiting.length + lane.saving;
+    if (waiting >= this.d.limits.queue && lane.running >= this.d.limits.concurrency) {
       throw new RunError(
         429,
-        `workspace ${workspace} has ${lane.running} async requests running and ${lane.waiting.length} waiting (the most); retry later`,
+        `workspace ${workspace} has ${lane.running} async requests running and ${waiting} waiting (the most); retry later`,
         5,
       );
     }
@@ -181,13 +225,18 @@ export class AsyncRuns {
 
   private lane(workspace: string): Lane {
     let lane = this.lanes.get(workspace);
-    if (!lane) this.lanes.set(workspace, (lane = { running: 0, waiting: [] }));
+    if (!lane) this.lanes.set(workspace, (lane = { running: 0, waiting: [], saving: 0 }));
     return lane;
   }
 
   private pump(workspace: string): void {
     const lane = this.lane(workspace);
-    while (lane.running < this.d.limits.concurrency && lane.waiting.length > 0) {
+    // Stopped: the waiting ones stay in the spool for the next start.
+    while (
+      !this.stopping.signal.aborted &&
+      lane.running < this.d.limits.concurrency &&
+      lane.waiting.length > 0
+    ) {
       const job = lane.waiting.shift()!;
       this.queuedBytes -= job.body.length;
       lane.running++;
@@ -196,7 +245,8 @@ export class AsyncRuns {
         .finally(() => {
           lane.running--;
           this.inflight.delete(p);
-          if (lane.running === 0 && lane.waiting.length === 0) this.lanes.delete(workspace);
+          if (lane.running === 0 && lane.waiting.length === 0 && lane.saving === 0)
+            this.lanes.delete(workspace);
           else this.pump(workspace);
         });
       this.inflight.add(p);
@@ -209,9 +259,11 @@ export class AsyncRuns {
       AbortSignal.timeout(Math.max(1, job.deadline - this.now())),
     ]);
     const result = await this.call(job, signal);
+    // Stopping: kept in the spool, run again by the next start (its answer here is an abort's).
+    if (this.stopping.signal.aborted) return;
     let delivery: Delivery | undefined;
     const url = job.trigger?.callbackUrl;
-    if (url && !this.stopping.signal.aborted) {
+    if (url) {
       const secret = await this.d.secretOf(job.record, job.trigger!.id);
       delivery = await this.d.sender.deliver(
         url,
@@ -220,10 +272,12 @@ export class AsyncRuns {
         job.trigger?.retry ?? DEFAULT_CALLBACK_RETRY,
         this.stopping.signal,
       );
+      if (this.stopping.signal.aborted && !delivery.delivered) return; // the next start delivers
       const log = { id: job.id, record: job.record.name, attempts: delivery.attempts };
       if (delivery.delivered) this.d.logger.info(log, 'async callback delivered');
       else this.d.logger.warn({ ...log, reason: delivery.reason }, 'async callback not delivered');
     }
+    await this.d.spool.remove(job.id);
     this.d.onDone?.(job.id, result, delivery);
   }
 
@@ -246,7 +300,7 @@ export class AsyncRuns {
     }
     beginRequest(replica, this.now()); // counted by the autoscaler like any request (replica-load.ts)
     try {
-      const { status, body, length } = await send(replica, job, signal);
+      const { status, body, length } = await sendToReplica(replica, { ...job, path: job.addr.path }, signal);
       return payload(status, body, length);
     } catch (err) {
       const timedOut = signal.aborted && !this.stopping.signal.aborted;
@@ -260,60 +314,19 @@ export class AsyncRuns {
   }
 }
 
-/** The request body, refused with 413 beyond `max` bytes (before reading it when declared). */
-function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > max) return Promise.reject(tooLarge(max));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > max) {
-        req.destroy();
-        reject(tooLarge(max));
-      } else chunks.push(c);
-    });
-    req.once('end', () => resolve(Buffer.concat(chunks)));
-    req.once('error', reject);
-  });
-}
-
-const tooLarge = (max: number) =>
-  new RunError(413, `an async request body may be at most ${max} bytes (TARMAC_RUN_ASYNC_MAX_BODY_KB)`);
-
-/** One HTTP exchange with the replica; the answer captured up to MAX_RESPONSE_BYTES. */
-function send(
-  replica: Replica,
-  job: Job,
-  signal: AbortSignal,
-): Promise<{ status: number; body: string; length: number }> {
-  const headers: Record<string, string | string[]> = {};
-  for (const [k, v] of Object.entries(job.headers)) if (v !== undefined && !DROP.has(k)) headers[k] = v;
-  headers['content-length'] = String(job.body.length);
-  headers['x-service-request-id'] = job.id;
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: replica.ip, port: replica.port, path: job.addr.path, method: job.method, headers, signal },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let kept = 0;
-        let length = 0;
-        res.on('data', (c: Buffer) => {
-          length += c.length;
-          if (kept < MAX_RESPONSE_BYTES) {
-            const part = c.subarray(0, MAX_RESPONSE_BYTES - kept);
-            chunks.push(part);
-            kept += part.length;
-          }
-        });
-        res.once('end', () =>
-          resolve({ status: res.statusCode ?? 502, body: Buffer.concat(chunks).toString('utf8'), length }),
-        );
-        res.once('error', reject);
-      },
-    );
-    req.once('error', reject);
-    req.end(job.body);
-  });
+/** What the spool keeps of a job: enough to run it again (not the record: it is looked up). */
+function spooled(job: Job): SpooledRequest {
+  return {
+    id: job.id,
+    kind: job.record.kind,
+    workspace: job.record.workspace,
+    name: job.record.name,
+    recordId: job.record.id,
+    path: job.addr.path,
+    triggerId: job.trigger?.id,
+    method: job.method,
+    headers: job.headers,
+    acceptedAt: job.acceptedAt,
+    deadline: job.deadline,
+  };
 }
