@@ -188,26 +188,28 @@ describe('async runs', () => {
 
   it('a delivered request leaves the spool; one stopped mid-run is delivered by the next start, under its id', async () => {
     const spooled = () => readdirSync(spoolDir).filter((f) => f.endsWith('.req'));
-    await until(((await (await post('/spooled')).json()) as { id: string }).id);
-    expect(spooled()).toEqual([]);
+    // (Earlier tests' requests may still be in the spool, running: only this test's are looked at.)
+    const first = ((await (await post('/spooled')).json()) as { id: string }).id;
+    expect(await until(first)).toBeDefined();
+    expect(spooled()).not.toContain(`${first}.req`);
     const res = await post('/ws?wait=1500', 'keep me', { authorization: 'Bearer platform-key' });
     const { id } = (await res.json()) as { id: string };
     // On disk before the 202, without the caller's credentials.
-    expect(spooled()).toEqual([`${id}.req`]);
+    expect(spooled()).toContain(`${id}.req`);
     const file = readFileSync(join(spoolDir, `${id}.req`), 'utf8');
     expect(file).toMatch(/keep me$/);
     expect(file).not.toContain('platform-key');
     await runs.stop(); // the platform stops while the agent works on it
     expect(delivered.has(id)).toBe(false);
-    expect(spooled()).toEqual([`${id}.req`]);
+    expect(spooled()).toContain(`${id}.req`);
     // The next start: the same record (by id) is there, the request runs again and its trigger's
     // callback is delivered.
     runs = new AsyncRuns(deps);
-    expect(await runs.recover([{ ...record('ws'), triggers: [trigger()] }])).toBe(1);
+    expect(await runs.recover([{ ...record('ws'), triggers: [trigger()] }])).toBeGreaterThanOrEqual(1);
     const p = await until(id);
     expect(p).toMatchObject({ status_code: 200, response_body: 'done /?wait=1500', request_id: id });
     expect(counted.filter((c) => c === id)).toHaveLength(1); // metered once
-    expect(spooled()).toEqual([]);
+    expect(spooled()).not.toContain(`${id}.req`);
   }, 20_000);
 
   it('a spooled request whose record is gone (deleted, or made again under its name) is dropped', async () => {
@@ -215,8 +217,9 @@ describe('async runs', () => {
     const { id } = (await res.json()) as { id: string };
     await runs.stop();
     runs = new AsyncRuns(deps);
+    expect(readdirSync(spoolDir)).toContain(`${id}.req`);
     expect(await runs.recover([{ ...record('ws'), id: 'another-id' }])).toBe(0);
-    expect(readdirSync(spoolDir)).toEqual([]);
+    expect(readdirSync(spoolDir)).not.toContain(`${id}.req`);
     expect(delivered.has(id)).toBe(false);
   });
 });
