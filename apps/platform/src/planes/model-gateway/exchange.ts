@@ -69,25 +69,30 @@ export class Exchange {
       model: this.m,
       stream,
       includeUsage: stream && so?.include_usage === true,
+      raw,
       id,
       created: Math.floor(Date.now() / 1000),
     };
     const up = await this.send(this.m.adapter.chatRequest(body, call));
     if (!stream) {
-      const text = await readText(up);
-      let out: { body: string; usage: Usage | undefined };
+      const answer = await readBytes(up);
+      let out: { body: string | Buffer; usage: Usage | undefined };
       try {
-        out = this.m.adapter.chatResult(text, call);
+        const bytes = this.m.adapter.chatResultBytes;
+        out = bytes ? bytes(answer, call) : this.m.adapter.chatResult(answer.toString('utf8'), call);
       } catch {
         throw new GatewayError(502, `the ${this.m.adapter.name} provider answered a body that is not JSON`);
       }
-      this.res.writeHead(200, {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(out.body),
-      });
+      this.res.writeHead(200, [
+        'content-type',
+        'application/json',
+        'content-length',
+        String(typeof out.body === 'string' ? Buffer.byteLength(out.body) : out.body.length),
+      ]);
       this.res.end(out.body);
       const usage =
-        out.usage ?? estimateUsage(JSON.stringify(body.messages ?? '').length, textChars(out.body));
+        out.usage ??
+        estimateUsage(JSON.stringify(body.messages ?? '').length, textChars(out.body.toString()));
       return { status: 200, usage };
     }
     const t = this.m.adapter.chatStream(call);
@@ -187,10 +192,9 @@ export class Exchange {
 
   /** The upstream response when it succeeded; its error as an OpenAI-shaped one otherwise. */
   private async send(r: Parameters<Upstream['send']>[0]): Promise<UpstreamResponse> {
-    const up = await this.upstream.send(
-      { ...r, headers: { ...r.headers, accept: this.req.headers.accept ?? '*/*' } },
-      this.signal,
-    );
+    // The adapter built this call's own headers object: the caller's Accept is added in place.
+    r.headers.accept = this.req.headers.accept ?? '*/*';
+    const up = await this.upstream.send(r, this.signal);
     const status = up.statusCode;
     if (status < 400) return up;
     const text = await readText(up).catch(() => '');
@@ -219,8 +223,12 @@ function parseObject(raw: Buffer): ChatBody {
 }
 
 async function readText(res: UpstreamResponse): Promise<string> {
+  return (await readBytes(res)).toString('utf8');
+}
+
+async function readBytes(res: UpstreamResponse): Promise<Buffer> {
   try {
-    return await res.body.text();
+    return await res.body.bytes();
   } catch {
     throw new GatewayError(502, 'the provider closed the connection before its answer was complete');
   }

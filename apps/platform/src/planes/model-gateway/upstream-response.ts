@@ -9,7 +9,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
-import type { CancelSignal } from './cancellation.js';
+import { Cancellation, type CancelSignal } from './cancellation.js';
 
 /** A provider's answer: status, headers and the body, which the caller must read or dump. */
 export interface UpstreamResponse {
@@ -17,6 +17,8 @@ export interface UpstreamResponse {
   headers: IncomingHttpHeaders;
   body: AsyncIterable<Buffer> & {
     text(): Promise<string>;
+    /** The whole body as it came (no UTF-8 decoding: an answer passed on byte for byte). */
+    bytes(): Promise<Buffer>;
     dump(): Promise<void>;
   };
 }
@@ -45,7 +47,9 @@ function abortError(): Error {
 
 class LeanHandler implements Dispatcher.DispatchHandlers, UpstreamResponse {
   statusCode = 0;
-  headers: IncomingHttpHeaders = {};
+  /** The head's raw name/value list; `headers` reads it on first use (most answers never need it). */
+  private rawHeaders: Buffer[] | string[] = [];
+  private parsedHeaders: IncomingHttpHeaders | undefined;
   readonly body: UpstreamResponse['body'];
   private abort: Abort | undefined;
   private resumeSocket: (() => void) | undefined;
@@ -70,7 +74,8 @@ class LeanHandler implements Dispatcher.DispatchHandlers, UpstreamResponse {
     addListener(signal, this.onCancel);
     this.body = {
       [Symbol.asyncIterator]: () => this.chunks(),
-      text: () => this.text(),
+      text: () => this.bytes().then((b) => b.toString('utf8')),
+      bytes: () => this.bytes(),
       dump: () => this.dump(),
     };
   }
@@ -84,8 +89,16 @@ class LeanHandler implements Dispatcher.DispatchHandlers, UpstreamResponse {
     if (statusCode < 200) return true; // 1xx: the real answer follows
     this.statusCode = statusCode;
     this.resumeSocket = resume;
+    this.rawHeaders = rawHeaders ?? [];
+    this.settled = true;
+    this.resolve(this);
+    return true;
+  }
+
+  get headers(): IncomingHttpHeaders {
+    if (this.parsedHeaders) return this.parsedHeaders;
     const h: Record<string, string | string[]> = {};
-    const raw = rawHeaders ?? [];
+    const raw = this.rawHeaders;
     for (let i = 0; i + 1 < raw.length; i += 2) {
       const key = raw[i]!.toString().toLowerCase();
       const value = raw[i + 1]!.toString();
@@ -94,10 +107,7 @@ class LeanHandler implements Dispatcher.DispatchHandlers, UpstreamResponse {
       else if (Array.isArray(seen)) seen.push(value);
       else h[key] = [seen, value];
     }
-    this.headers = h;
-    this.settled = true;
-    this.resolve(this);
-    return true;
+    return (this.parsedHeaders = h);
   }
 
   onData(chunk: Buffer): boolean {
@@ -161,7 +171,7 @@ class LeanHandler implements Dispatcher.DispatchHandlers, UpstreamResponse {
     }
   }
 
-  private async text(): Promise<string> {
+  private async bytes(): Promise<Buffer> {
     this.whole = true;
     this.unpause();
     while (!this.done && !this.failed) await this.waitForMore();
@@ -169,7 +179,7 @@ class LeanHandler implements Dispatcher.DispatchHandlers, UpstreamResponse {
     const body = this.queue.length === 1 ? this.queue[0]! : Buffer.concat(this.queue);
     this.queue.length = 0;
     this.queued = 0;
-    return body.toString('utf8');
+    return body;
   }
 
   /** Reads the rest and forgets it (the connection goes back to the pool). */
@@ -183,11 +193,11 @@ class LeanHandler implements Dispatcher.DispatchHandlers, UpstreamResponse {
 }
 
 function addListener(signal: CancelSignal, fn: () => void): void {
-  if ('addEventListener' in signal) signal.addEventListener('abort', fn, { once: true });
-  else signal.once('abort', fn);
+  if (signal instanceof Cancellation) signal.onAbort(fn);
+  else signal.addEventListener('abort', fn, { once: true });
 }
 
 function removeListener(signal: CancelSignal, fn: () => void): void {
-  if ('removeEventListener' in signal) signal.removeEventListener('abort', fn);
-  else signal.removeListener('abort', fn);
+  if (signal instanceof Cancellation) signal.offAbort(fn);
+  else signal.removeEventListener('abort', fn);
 }

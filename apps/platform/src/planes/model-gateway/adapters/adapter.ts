@@ -42,6 +42,8 @@ export interface ChatCall {
   stream: boolean;
   /** The caller asked `stream_options.include_usage`: the usage chunk is theirs to see. */
   includeUsage: boolean;
+  /** The request body as the caller sent it (adapters passing it on unchanged send these bytes). */
+  raw?: Buffer;
   /** `chatcmpl-…` id and creation second for translated answers. */
   id: string;
   created: number;
@@ -82,9 +84,12 @@ export function estimateUsage(promptChars: number, completionChars: number): Usa
 export interface Adapter {
   /** Name in messages (`anthropic adapter`). */
   readonly name: string;
+  /** The provider request; its `headers` a new object per call (the exchange adds Accept to it). */
   chatRequest(body: ChatBody, call: ChatCall): UpstreamRequest;
   /** The provider's JSON answer as OpenAI JSON text, with its usage. */
   chatResult(text: string, call: ChatCall): { body: string; usage: Usage | undefined };
+  /** The same from the answer's bytes, for adapters that pass the answer on as it is (no decoding). */
+  chatResultBytes?(body: Buffer, call: ChatCall): { body: Buffer; usage: Usage | undefined };
   chatStream(call: ChatCall): StreamTranslator;
   /** Embeddings request, or undefined when the provider has none through this adapter. */
   embeddingsRequest?(body: ChatBody, model: ResolvedModel): UpstreamRequest;

@@ -3,11 +3,13 @@
  * `cohere` (its compatibility API) and any OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM
  * Studio) through a connection `config.baseUrl`; `azure-openai-service` differs only in URL and
  * auth header. The request body goes upstream as the caller wrote it, with `model` set to the
- * record's upstream model (and usage asked for when streaming, so accounting is exact); the answer
- * comes back byte for byte — only the usage is read from it.
+ * record's upstream model (and usage asked for when streaming, so accounting is exact), spliced
+ * into the caller's bytes where that is provably exact (openai-bytes.ts); the answer comes back
+ * byte for byte — only the usage is read from it.
  */
 import type { Adapter, ChatBody, ChatCall, ResolvedModel, StreamTranslator, Usage } from './adapter.js';
 import { joinUrl, jsonError, readUsage, textChars } from './adapter.js';
+import { rawChatBody, usageOfAnswer } from './openai-bytes.js';
 
 /** Chat URLs per resolved model (itself cached): no URL parse per request. */
 const chatUrls = new WeakMap<ResolvedModel, URL>();
@@ -35,7 +37,9 @@ function azureHeaders(m: ResolvedModel): Record<string, string> {
 /** Default `api-version` of Azure OpenAI: the GA version with `stream_options` (2024-10-21). */
 export const AZURE_API_VERSION = '2024-10-21';
 
-function body(b: ChatBody, call: ChatCall): string {
+function body(b: ChatBody, call: ChatCall): Buffer | string {
+  const raw = call.raw && rawChatBody(call.raw, b, call.model.upstreamModel, call.stream);
+  if (raw) return raw;
   const out: ChatBody = { ...b, model: call.model.upstreamModel };
   if (call.stream) {
     const so = (b.stream_options ?? {}) as Record<string, unknown>;
@@ -87,13 +91,12 @@ export class OpenAiStream implements StreamTranslator {
 }
 
 function result(text: string): { body: string; usage: Usage | undefined } {
-  let usage: Usage | undefined;
-  try {
-    usage = readUsage((JSON.parse(text) as { usage?: unknown }).usage);
-  } catch {
-    usage = undefined;
-  }
-  return { body: text, usage };
+  return { body: text, usage: usageOfAnswer(Buffer.from(text)) };
+}
+
+/** The answer goes back byte for byte: only its usage is read (openai-bytes.ts). */
+function resultBytes(raw: Buffer): { body: Buffer; usage: Usage | undefined } {
+  return { body: raw, usage: usageOfAnswer(raw) };
 }
 
 export const openAiAdapter: Adapter = {
@@ -105,6 +108,7 @@ export const openAiAdapter: Adapter = {
     body: body(b, call),
   }),
   chatResult: (text) => result(text),
+  chatResultBytes: resultBytes,
   chatStream: (call) => new OpenAiStream(call.includeUsage),
   embeddingsRequest: (b, m) => ({
     url: joinUrl(m.baseUrl, '/embeddings'),
@@ -132,6 +136,7 @@ export const azureOpenAiAdapter: Adapter = {
     body: body(b, call),
   }),
   chatResult: (text) => result(text),
+  chatResultBytes: resultBytes,
   chatStream: (call) => new OpenAiStream(call.includeUsage),
   embeddingsRequest: (b, m) => ({
     url: azureUrl(m, '/embeddings'),
