@@ -36,6 +36,22 @@ function setup(expiresAtMs?: number, refresh?: { windowMs: number; maxRefreshed:
 }
 
 describe('AccessCache', () => {
+  it('peekAllowed answers from fresh, allowed entries only, within the same bounds', async () => {
+    const t = setup();
+    expect(t.cache.peekAllowed('key-a', 'ws')).toBeUndefined(); // nothing cached: ask
+    expect(await t.cache.authenticated('key-a')).toBeDefined();
+    expect(t.cache.peekAllowed('key-a', 'ws')).toBeUndefined(); // membership not cached yet
+    expect(await t.cache.allowed('key-a', 'ws')).toBe(true);
+    expect(t.cache.peekAllowed('key-a', 'ws')?.id).toBe('u1');
+    expect(await t.cache.allowed('key-a', 'other')).toBe(false);
+    expect(t.cache.peekAllowed('key-a', 'other')).toBeUndefined(); // a "no" is not answered here
+    t.advance(1000);
+    expect(t.cache.peekAllowed('key-a', 'ws')).toBeUndefined(); // expired
+    expect(await t.cache.allowed('key-a', 'ws')).toBe(true);
+    revocationPublisher(t.feed)({ principalId: 'u1' });
+    expect(t.cache.peekAllowed('key-a', 'ws')).toBeUndefined(); // revoked: forgotten at once
+  });
+
   it('caches a decision for at most the TTL (1 s)', async () => {
     const t = setup();
     expect(await t.cache.allowed('key-a', 'ws')).toBe(true);

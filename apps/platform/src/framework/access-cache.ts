@@ -126,6 +126,23 @@ export class AccessCache {
     this.listeners.clear();
   }
 
+  /**
+   * The principal when both the token and its membership of `workspace` are cached, fresh and
+   * allowed — `authenticated` and `allowed` without a promise each (the gateways' hot path);
+   * undefined when either needs a lookup (or says no: ask those for the answer).
+   */
+  peekAllowed(token: string, workspace: string): Principal | undefined {
+    const now = this.now();
+    const principal = this.principals.get(token);
+    if (!principal?.principal || principal.until <= now) return undefined;
+    const key = `${workspace}\u0000${token}`;
+    const decision = this.decisions.get(key);
+    if (!decision?.allowed || decision.until <= now) return undefined;
+    this.used(`\u0000${token}`, token, undefined);
+    this.used(key, token, workspace);
+    return principal.principal;
+  }
+
   async authenticated(token: string): Promise<Principal | undefined> {
     this.used(`\u0000${token}`, token, undefined);
     const hit = this.principals.get(token);

@@ -188,4 +188,35 @@ describe('model resolver', () => {
     expect((await models.get('ws', 'm'))?.upstreamModel).toBe('v3'); // read afresh: the held read is dropped
     models.close();
   });
+
+  it('peek answers only what get would, once settled; never a failed read or after a change notice', async () => {
+    let now = 0;
+    let fail = false;
+    const catalogue: ModelCatalogue = {
+      kinds: ['model'],
+      get: async (_ws, name) => {
+        if (fail) throw new Error('store down');
+        return name === 'm' ? record('v1') : undefined;
+      },
+    };
+    const feed = new ChangeFeed();
+    const models = new ModelResolver(catalogue, feed, 1000, () => now);
+    expect(models.peek('ws', 'm')).toBeUndefined(); // not read yet
+    const pending = models.get('ws', 'm');
+    expect(models.peek('ws', 'm')).toBeUndefined(); // read, not settled
+    await pending;
+    expect(models.peek('ws', 'm')?.model?.upstreamModel).toBe('v1');
+    await models.get('ws', 'none');
+    expect(models.peek('ws', 'none')).toEqual({ model: undefined }); // "no such model" is an answer
+    feed.publish({ kind: 'model', workspace: 'ws', name: 'm' });
+    expect(models.peek('ws', 'm')).toBeUndefined(); // dropped by the notice
+    fail = true;
+    await models.get('ws', 'm').catch(() => undefined);
+    expect(models.peek('ws', 'm')).toBeUndefined(); // a failed read is not remembered
+    fail = false;
+    await models.get('ws', 'm');
+    now = 1000;
+    expect(models.peek('ws', 'm')).toBeUndefined(); // expired
+    models.close();
+  });
 });

@@ -13,6 +13,7 @@ import { DestinationGuard, type Lookup } from '../../framework/destinations/dest
 import { HostAddresses } from '../../framework/destinations/host-addresses.js';
 import { NON_PUBLIC_CIDRS } from '../../framework/destinations/public-destinations.js';
 import { PROVIDERS } from './adapters/providers.js';
+import type { ModelAddress } from './model-address.js';
 import { ModelGateway } from './model-gateway.js';
 import { ModelResolver, type ModelCatalogue } from './model-resolver.js';
 import { TokenBudgets, type UsageHistory } from './token-budget.js';
@@ -97,12 +98,18 @@ export function createModelGatewayPlane(d: ModelGatewayPlaneDeps): ModelGatewayP
     budgets: new TokenBudgets(Date.now, d.usageHistory),
     usage,
   });
+  // The listener asks `matches` and then calls `listener` with the same request: the address is
+  // read once (one slot, by request identity).
+  let matched: { req: IncomingMessage; addr: ModelAddress | undefined } | undefined;
+  const match = (req: IncomingMessage) =>
+    matched?.req === req ? matched.addr : (matched = { req, addr: gateway.match(req) }).addr;
   return {
     gateway,
     route: {
-      matches: (req) => gateway.match(req) !== undefined,
+      matches: (req) => match(req) !== undefined,
       listener: (req, res) => {
-        const addr = gateway.match(req);
+        const addr = match(req);
+        matched = undefined;
         if (addr) void gateway.handle(req, res, addr);
       },
     },

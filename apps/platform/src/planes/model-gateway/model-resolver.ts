@@ -30,7 +30,13 @@ export interface ModelCatalogue {
 export class ModelResolver {
   private readonly cache = new Map<
     string,
-    { at: number; value: Promise<ResolvedModel | undefined>; refreshing?: boolean }
+    {
+      at: number;
+      value: Promise<ResolvedModel | undefined>;
+      /** The value once settled (`peek` reads it without a promise). */
+      settled?: { model: ResolvedModel | undefined };
+      refreshing?: boolean;
+    }
   >();
   private readonly off: Array<() => void> = [];
 
@@ -52,17 +58,33 @@ export class ModelResolver {
   /** Undefined when the workspace has no such model. */
   get(workspace: string, name: string): Promise<ResolvedModel | undefined> {
     const key = `${workspace}\u0000${name}`;
-    const hit = this.cache.get(key);
-    const now = this.now();
-    if (hit && now - hit.at < this.ttlMs) {
-      if (now - hit.at >= this.ttlMs / 2 && !hit.refreshing) this.refresh(key, workspace, name, hit);
-      return hit.value;
-    }
+    const hit = this.fresh(key, workspace, name);
+    if (hit) return hit.value;
     const value = this.read(workspace, name);
     if (this.cache.size >= 10_000) this.cache.clear();
-    this.cache.set(key, { at: now, value });
-    value.catch(() => this.cache.delete(key)); // a failed read is not remembered
+    const entry: { at: number; value: typeof value; settled?: { model: ResolvedModel | undefined } } = {
+      at: this.now(),
+      value,
+    };
+    this.cache.set(key, entry);
+    value.then(
+      (model) => (entry.settled = { model }),
+      () => this.cache.delete(key), // a failed read is not remembered
+    );
     return value;
+  }
+
+  /** What `get` would resolve to when it is cached and settled (no promise: the hot path). */
+  peek(workspace: string, name: string): { model: ResolvedModel | undefined } | undefined {
+    return this.fresh(`${workspace}\u0000${name}`, workspace, name)?.settled;
+  }
+
+  private fresh(key: string, workspace: string, name: string) {
+    const hit = this.cache.get(key);
+    const now = this.now();
+    if (!hit || now - hit.at >= this.ttlMs) return undefined;
+    if (now - hit.at >= this.ttlMs / 2 && !hit.refreshing) this.refresh(key, workspace, name, hit);
+    return hit;
   }
 
   private read(workspace: string, name: string): Promise<ResolvedModel | undefined> {
@@ -75,8 +97,8 @@ export class ModelResolver {
     const at = this.now();
     const value = this.read(workspace, name);
     value.then(
-      () => {
-        if (this.cache.get(key) === hit) this.cache.set(key, { at, value });
+      (model) => {
+        if (this.cache.get(key) === hit) this.cache.set(key, { at, value, settled: { model } });
       },
       () => {
         hit.refreshing = false; // the old entry serves until it expires; the next use tries again
