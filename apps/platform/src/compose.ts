@@ -369,7 +369,14 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
     app,
     createServer: withSandboxGateway(
       () => sandboxPlane.gateway,
-      () => [run.hostRoute, ...sandboxPlane.rawRoutes, modelGateway.route, run.route, ...builds.rawRoutes],
+      // One list for the process, not one per request (the listener reads it on every request).
+      once(() => [
+        run.hostRoute,
+        ...sandboxPlane.rawRoutes,
+        modelGateway.route,
+        run.route,
+        ...builds.rawRoutes,
+      ]),
       () => sandboxPlane.previews,
       {
         guard: r.connections.publicGuard,
@@ -397,4 +404,10 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
       { name: 'metering', close: () => meter.stop() },
     ],
   };
+}
+
+/** `make()`'s value, made on the first call (after every plane exists) and kept. */
+function once<T>(make: () => T): () => T {
+  let value: { v: T } | undefined;
+  return () => (value ??= { v: make() }).v;
 }

@@ -121,12 +121,22 @@ export class OpenSessions {
     return this.bearerCheck(req);
   }
 
-  /** The bearer rule: the request's platform credential may still act in its workspace(s). */
+  /**
+   * The bearer rule: the request's platform credential may still act in its workspace(s). Which
+   * workspaces is read at the first check, not per request (the listener reports every request; a
+   * sweep checks only the ones still open): a request not to be tracked (`null`) then passes.
+   */
   bearerCheck(req: IncomingMessage): SessionCheck | undefined {
     const token = bearer(req);
-    const workspaces = token ? this.scopeOf(req) : null;
-    if (!token || workspaces === null) return undefined;
+    if (!token) return undefined;
+    let read = false;
+    let workspaces: readonly string[] | undefined | null;
     return async () => {
+      if (!read) {
+        workspaces = this.scopeOf(req);
+        read = true;
+      }
+      if (workspaces === null) return true;
       if (!workspaces) return (await this.access.authenticated(token)) !== undefined;
       for (const w of workspaces) if (await this.access.allowed(token, w)) return true;
       return false;

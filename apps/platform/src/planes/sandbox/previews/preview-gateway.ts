@@ -93,6 +93,10 @@ export class PreviewGateway {
   private readonly domain: string;
   private readonly now: () => number;
 
+  /** The last request `match` read, and its answer. */
+  private lastMatch:
+    { req: IncomingMessage; host: string | undefined; address: PreviewAddress | undefined } | undefined;
+
   constructor(private readonly d: PreviewGatewayDeps) {
     this.domain = d.domain ?? 'localhost';
     this.now = d.now ?? Date.now;
@@ -100,9 +104,16 @@ export class PreviewGateway {
     this.tokens = new PreviewTokenCheck(d.store, d.changes, this.now);
   }
 
-  /** The preview address of the request's Host, or undefined when it is not preview traffic. */
+  /**
+   * The preview address of the request's Host, or undefined when it is not preview traffic. Asked
+   * twice per request (open sessions, then the listener): the last answer is kept by request.
+   */
   match(req: IncomingMessage): PreviewAddress | undefined {
-    return previewAddress(req.headers.host, this.domain);
+    const last = this.lastMatch;
+    if (last?.req === req && last.host === req.headers.host) return last.address;
+    const address = previewAddress(req.headers.host, this.domain);
+    this.lastMatch = { req, host: req.headers.host, address };
+    return address;
   }
 
   /** Serves the request; `elsewhere` takes it when its custom-looking host is no preview's. */
