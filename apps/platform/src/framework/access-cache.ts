@@ -32,7 +32,8 @@ interface Recent {
 }
 
 export class AccessCache {
-  private readonly decisions = new Map<string, { allowed: boolean; until: number }>();
+  /** `markedAt`: when `peekAllowed` last marked the entry used (it marks at most every quarter TTL). */
+  private readonly decisions = new Map<string, { allowed: boolean; until: number; markedAt?: number }>();
   private readonly principals = new Map<string, { principal: Principal | undefined; until: number }>();
   private readonly listeners = new Set<(r: Revocation) => void>();
   private readonly unsubscribe: () => void;
@@ -138,8 +139,11 @@ export class AccessCache {
     const key = `${workspace}\u0000${token}`;
     const decision = this.decisions.get(key);
     if (!decision?.allowed || decision.until <= now) return undefined;
-    this.used(`\u0000${token}`, token, undefined);
-    this.used(key, token, workspace);
+    if (this.refresh && !(now - (decision.markedAt ?? -Infinity) < this.ttlMs / 4)) {
+      decision.markedAt = now;
+      this.used(`\u0000${token}`, token, undefined);
+      this.used(key, token, workspace);
+    }
     return principal.principal;
   }
 

@@ -89,21 +89,13 @@ export class Upstream {
   }
 
   private async once(r: UpstreamRequest, signal: CancelSignal): Promise<UpstreamResponse> {
-    const host = r.url.hostname;
-    if (host.startsWith('[') || isIP(host) !== 0) {
-      const literal = host.replace(/^\[|\]$/g, '');
-      if (this.literalBlocked(literal, portOf(r.url), (a) => this.blocks(a, portOf(r.url))))
-        throw refused(r.url);
-    }
+    const t = target(r.url);
+    if (t.literal !== undefined && this.literalBlocked(t.literal, t.port, (a) => this.blocks(a, t.port)))
+      throw refused(r.url);
     try {
       return await dispatch(
-        this.pool(r.url),
-        {
-          path: `${r.url.pathname}${r.url.search}`,
-          method: r.method as 'POST',
-          headers: r.headers,
-          body: r.body ?? null,
-        },
+        this.pool(r.url, t),
+        { path: t.path, method: r.method as 'POST', headers: r.headers, body: r.body ?? null },
         signal,
       );
     } catch (err) {
@@ -120,11 +112,11 @@ export class Upstream {
   }
 
   /** The keep-alive pool of the URL's origin; every connection it opens resolves through the guard. */
-  private pool(url: URL): Pool {
-    const origin = `${url.protocol}//${url.host}`;
+  private pool(url: URL, t: Target): Pool {
+    const origin = t.origin;
     let pool = this.pools.get(origin);
     if (pool) return pool;
-    const port = portOf(url);
+    const port = t.port;
     pool = new Pool(origin, {
       connections: CONNECTIONS,
       headersTimeout: this.o.timeoutMs,
@@ -162,6 +154,34 @@ export class Upstream {
       `could not reach the provider at ${url.host} (${code || 'connection failed'})`,
     );
   }
+}
+
+/** What a request needs of its URL, read once per URL object (a model's chat URL is cached). */
+interface Target {
+  origin: string;
+  port: number;
+  /** Path and query. */
+  path: string;
+  /** The host when it is an IP literal (checked here: no lookup guards it), without brackets. */
+  literal: string | undefined;
+}
+
+const targets = new WeakMap<URL, Target>();
+
+/** Read when first used: a URL object handed in is not changed afterwards (adapters build new ones). */
+function target(url: URL): Target {
+  let t = targets.get(url);
+  if (t) return t;
+  const host = url.hostname;
+  const literal = host.startsWith('[') || isIP(host) !== 0 ? host.replace(/^\[|\]$/g, '') : undefined;
+  t = {
+    origin: `${url.protocol}//${url.host}`,
+    port: portOf(url),
+    path: `${url.pathname}${url.search}`,
+    literal,
+  };
+  targets.set(url, t);
+  return t;
 }
 
 function portOf(url: URL): number {

@@ -70,6 +70,7 @@ export function rawChatBody(
   return out;
 }
 
+const USAGE_KEY = Buffer.from('"usage"');
 const STREAM_OPTIONS = Buffer.from('"stream_options":{"include_usage":true},');
 
 /**
@@ -101,7 +102,7 @@ function modelValue(raw: Buffer, parsed: string): { start: number; end: number }
  * to parsing the whole answer; undefined when there is no usage (or the answer is not JSON).
  */
 export function usageOfAnswer(buf: Buffer): Usage | undefined {
-  const at = buf.lastIndexOf('"usage"');
+  const at = buf.lastIndexOf(USAGE_KEY);
   if (at < 0) return undefined; // a JSON answer with a usage member has this text
   const quick = topLevelObjectAt(buf, at);
   if (quick) {
