@@ -50,7 +50,6 @@ class LeanHandler implements Dispatcher.DispatchHandlers, UpstreamResponse {
   /** The head's raw name/value list; `headers` reads it on first use (most answers never need it). */
   private rawHeaders: Buffer[] | string[] = [];
   private parsedHeaders: IncomingHttpHeaders | undefined;
-  readonly body: UpstreamResponse['body'];
   private abort: Abort | undefined;
   private resumeSocket: (() => void) | undefined;
   private readonly queue: Buffer[] = [];
@@ -72,12 +71,19 @@ class LeanHandler implements Dispatcher.DispatchHandlers, UpstreamResponse {
     private readonly reject: (err: Error) => void,
   ) {
     addListener(signal, this.onCancel);
-    this.body = {
-      [Symbol.asyncIterator]: () => this.chunks(),
-      text: () => this.bytes().then((b) => b.toString('utf8')),
-      bytes: () => this.bytes(),
-      dump: () => this.dump(),
-    };
+  }
+
+  /** The handler is its own body (no object and closures per answer). */
+  get body(): UpstreamResponse['body'] {
+    return this;
+  }
+
+  [Symbol.asyncIterator](): AsyncGenerator<Buffer> {
+    return this.chunks();
+  }
+
+  async text(): Promise<string> {
+    return (await this.bytes()).toString('utf8');
   }
 
   onConnect(abort: Abort): void {
@@ -171,7 +177,7 @@ class LeanHandler implements Dispatcher.DispatchHandlers, UpstreamResponse {
     }
   }
 
-  private async bytes(): Promise<Buffer> {
+  async bytes(): Promise<Buffer> {
     this.whole = true;
     this.unpause();
     while (!this.done && !this.failed) await this.waitForMore();
@@ -183,7 +189,7 @@ class LeanHandler implements Dispatcher.DispatchHandlers, UpstreamResponse {
   }
 
   /** Reads the rest and forgets it (the connection goes back to the pool). */
-  private async dump(): Promise<void> {
+  async dump(): Promise<void> {
     this.discard = true;
     this.queue.length = 0;
     this.queued = 0;
