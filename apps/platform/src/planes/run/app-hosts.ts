@@ -38,6 +38,9 @@ export function ownHostAddress(
 export class AppHosts {
   private source: ReadonlyMap<string, RunRecord> | undefined;
   private claimed = new Map<string, { workspace: string; name: string }>();
+  /** The last Host read and its hostname: clients send the same Host again and again. */
+  private lastHost: { host: string | undefined; hostname: string | undefined } | undefined;
+  private lastOwn: { hostname: string; app: { workspace: string; name: string } | undefined } | undefined;
 
   constructor(
     private readonly records: () => ReadonlyMap<string, RunRecord>,
@@ -48,13 +51,33 @@ export class AppHosts {
 
   /** The application address of the request, or undefined when its Host is no application's. */
   match(req: IncomingMessage): RunAddress | undefined {
-    const hostname = hostnameOf(req.headers.host);
-    // An IP literal is the platform's own address, whatever an (old) record claims.
-    if (!hostname || /\.\d+$|^\d+$/.test(hostname)) return undefined;
-    const app = this.table().get(hostname) ?? ownHostAddress(hostname, this.domain);
+    const hostname = this.hostnameOf(req.headers.host);
+    if (!hostname) return undefined;
+    const app = this.table().get(hostname) ?? this.ownHost(hostname);
     if (!app) return undefined;
     const url = req.url ?? '/';
     return { kind: 'application', ...app, path: url.startsWith('/') ? url : `/${url}` };
+  }
+
+  /**
+   * The Host's hostname; undefined for an IP literal (the platform's own address, whatever an
+   * (old) record claims).
+   */
+  private hostnameOf(host: string | undefined): string | undefined {
+    const last = this.lastHost;
+    if (last && last.host === host) return last.hostname;
+    let hostname = hostnameOf(host);
+    if (hostname && /\.\d+$|^\d+$/.test(hostname)) hostname = undefined;
+    this.lastHost = { host, hostname };
+    return hostname;
+  }
+
+  private ownHost(hostname: string): { workspace: string; name: string } | undefined {
+    const last = this.lastOwn;
+    if (last && last.hostname === hostname) return last.app;
+    const app = ownHostAddress(hostname, this.domain);
+    this.lastOwn = { hostname, app };
+    return app;
   }
 
   private table(): Map<string, { workspace: string; name: string }> {

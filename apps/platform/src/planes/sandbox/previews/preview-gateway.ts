@@ -93,9 +93,8 @@ export class PreviewGateway {
   private readonly domain: string;
   private readonly now: () => number;
 
-  /** The last request `match` read, and its answer. */
-  private lastMatch:
-    { req: IncomingMessage; host: string | undefined; address: PreviewAddress | undefined } | undefined;
+  /** The last Host `match` read, and its answer (a function of the Host alone). */
+  private lastMatch: { host: string | undefined; address: PreviewAddress | undefined } | undefined;
 
   constructor(private readonly d: PreviewGatewayDeps) {
     this.domain = d.domain ?? 'localhost';
@@ -106,13 +105,15 @@ export class PreviewGateway {
 
   /**
    * The preview address of the request's Host, or undefined when it is not preview traffic. Asked
-   * twice per request (open sessions, then the listener): the last answer is kept by request.
+   * twice per request (open sessions, then the listener), and clients send the same Host again and
+   * again: the last answer is kept by Host.
    */
   match(req: IncomingMessage): PreviewAddress | undefined {
+    const host = req.headers.host;
     const last = this.lastMatch;
-    if (last?.req === req && last.host === req.headers.host) return last.address;
-    const address = previewAddress(req.headers.host, this.domain);
-    this.lastMatch = { req, host: req.headers.host, address };
+    if (last && last.host === host) return last.address;
+    const address = previewAddress(host, this.domain);
+    this.lastMatch = { host, address };
     return address;
   }
 
