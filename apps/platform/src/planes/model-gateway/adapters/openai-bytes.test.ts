@@ -58,6 +58,19 @@ describe('rawChatBody (the caller body, with model and usage spliced in)', () =>
     expect(upstreamBody('{"model":7,"messages":[]}', 'gpt').spliced).toBe(false);
   });
 
+  it('never passes on a duplicate key the gateway decides on (attack: a parser that takes the first)', () => {
+    // JSON.parse takes the last "model"; a provider taking the first would bill the costly one.
+    const dup = '{"model":"gpt-4-expensive","model":"gpt","messages":[]}';
+    expect(rawChatBody(Buffer.from(dup), JSON.parse(dup) as ChatBody, 'gpt', false)).toBeUndefined();
+    // Usage asked for last, refused first: a first-wins provider would stream without usage.
+    for (const text of [
+      '{"model":"gpt","stream":true,"stream_options":{"include_usage":false},"stream_options":{"include_usage":true}}',
+      '{"model":"gpt","stream":true,"stream_options":{"include_usage":false,"include_usage":true}}',
+      '{"model":"gpt","stream":false,"stream":true,"stream_options":{"include_usage":true}}',
+    ])
+      expect(rawChatBody(Buffer.from(text), JSON.parse(text) as ChatBody, 'gpt', true)).toBeUndefined();
+  });
+
   it('never lets a caller pick another upstream model (attack: an escaped top-level key, a decoy)', () => {
     // The top-level key is spelt with an escape; the only plain "model" is a decoy in metadata.
     const text = '{"mod\\u0065l":"gpt-4-expensive","metadata":{"model":"gpt"},"messages":[]}';

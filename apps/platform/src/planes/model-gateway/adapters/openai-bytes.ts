@@ -37,8 +37,14 @@ function stringEnd(buf: Buffer, i: number): number {
 
 /**
  * The request body for the provider: `raw` itself when it already names `model` and (streaming)
- * asks for usage; else `raw` with those spliced in; undefined when the splice cannot be proven to
- * edit the top-level field (then the caller serialises `body` again).
+ * asks for usage; else `raw` with those spliced in; undefined when the bytes cannot be proven to
+ * say what the parse says (then the caller serialises `body` again).
+ *
+ * The proof: no `\u` escape anywhere, so every key is written plainly, and the keys the gateway
+ * decides on — `model` (which model the platform's key pays for), `stream`, `stream_options`,
+ * `include_usage` (whether usage is exact) — each written at most once. A duplicate key is read as
+ * the last by JSON.parse but as the first by some providers' parsers: `{"model":"costly",
+ * "model":"cheap"}` must not reach a provider as it was sent.
  */
 export function rawChatBody(
   raw: Buffer,
@@ -46,6 +52,7 @@ export function rawChatBody(
   model: string,
   forceUsage: boolean,
 ): Buffer | undefined {
+  if (raw.indexOf(ESCAPE) >= 0 || !PINNED_KEYS.every((key) => atMostOnce(raw, key))) return undefined;
   const so = body.stream_options as { include_usage?: unknown } | undefined;
   const addUsage = forceUsage && so?.include_usage !== true;
   // stream_options present but without include_usage: rewrite it whole (the slow path).
@@ -70,19 +77,26 @@ export function rawChatBody(
   return out;
 }
 
+const ESCAPE = Buffer.from('\\u');
+const MODEL_KEY = Buffer.from('"model"');
+const PINNED_KEYS = ['"model"', '"stream"', '"stream_options"', '"include_usage"'].map((k) => Buffer.from(k));
 const USAGE_KEY = Buffer.from('"usage"');
 const STREAM_OPTIONS = Buffer.from('"stream_options":{"include_usage":true},');
 
+function atMostOnce(buf: Buffer, text: Buffer): boolean {
+  const at = buf.indexOf(text);
+  return at < 0 || buf.indexOf(text, at + text.length) < 0;
+}
+
 /**
- * Where the top-level `model` string's value lies in `raw`. Proof it is the top-level one: the
- * text `"model"` occurs once, and no `\u` escape occurs at all — so the top-level key (which the
- * parse found) can only be written as that one occurrence, `m`, `o`, `d`, `e`, `l` having no other
- * escape. The value found must read back as the parsed one.
+ * Where the top-level `model` string's value lies in `raw`, which `rawChatBody` proved writes the
+ * key plainly and once: the one occurrence of `"model"` is that key (as a value, or inside a string
+ * after an escaped quote, it would be a second occurrence). The value must read back as parsed.
  */
 function modelValue(raw: Buffer, parsed: string): { start: number; end: number } | undefined {
-  const at = raw.indexOf('"model"');
-  if (at < 0 || raw.indexOf('"model"', at + 7) >= 0 || raw.indexOf('\\u') >= 0) return undefined;
-  let i = skipSpace(raw, at + 7);
+  const at = raw.indexOf(MODEL_KEY);
+  if (at < 0) return undefined;
+  let i = skipSpace(raw, at + MODEL_KEY.length);
   if (raw[i] !== COLON) return undefined;
   i = skipSpace(raw, i + 1);
   if (raw[i] !== QUOTE) return undefined;
