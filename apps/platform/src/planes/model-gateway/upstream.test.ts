@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DestinationGuard } from '../../framework/destinations/destination-guard.js';
 import { GatewayError } from './gateway-error.js';
-import { retryAfterMs, Upstream, type UpstreamOptions } from './upstream.js';
+import { Cancellation, retryAfterMs, Upstream, type UpstreamOptions } from './upstream.js';
 
 let server: Server;
 let port = 0;
@@ -104,6 +104,18 @@ describe('Upstream', () => {
     await pending;
     await new Promise((r) => setTimeout(r, 100));
     expect(closedEarly).toBe(1); // the provider saw the connection go
+
+    // The gateway's own Cancellation (model-gateway.ts: the caller's connection closed) does the same.
+    script = [{ status: 0, hang: true }];
+    const cancel = new Cancellation();
+    const held = upstream({ retries: 0 })
+      .send(req(), cancel)
+      .catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    cancel.cancel();
+    await held;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(closedEarly).toBe(2);
     u.close();
   });
 
