@@ -99,10 +99,14 @@ export function createModelGatewayPlane(d: ModelGatewayPlaneDeps): ModelGatewayP
     usage,
   });
   // The listener asks `matches` and then calls `listener` with the same request: the address is
-  // read once (one slot, by request identity).
-  let matched: { req: IncomingMessage; addr: ModelAddress | undefined } | undefined;
-  const match = (req: IncomingMessage) =>
-    matched?.req === req ? matched.addr : (matched = { req, addr: gateway.match(req) }).addr;
+  // read once (one slot, by request identity; only model traffic is kept, until its listener runs).
+  let matched: { req: IncomingMessage; addr: ModelAddress } | undefined;
+  const match = (req: IncomingMessage) => {
+    if (matched?.req === req) return matched.addr;
+    const addr = gateway.match(req);
+    if (addr) matched = { req, addr };
+    return addr;
+  };
   return {
     gateway,
     route: {
