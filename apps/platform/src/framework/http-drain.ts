@@ -25,7 +25,8 @@ export function drainOnClose(server: Server, graceMs: number): () => Promise<voi
   server.on('request', (req, res) => {
     const socket = req.socket;
     busy.add(socket);
-    res.once('close', () => {
+    // A response closes once: `on` spares `once`'s wrapper and removal on every request.
+    res.on('close', () => {
       busy.delete(socket);
       if (closing) socket.destroy();
     });

@@ -43,7 +43,8 @@ export class ModelGateway {
   async handle(req: IncomingMessage, res: ServerResponse, addr: ModelAddress): Promise<void> {
     const started = performance.now();
     const cancel = new Cancellation();
-    res.once('close', () => {
+    // A response closes once: `on` spares `once`'s wrapper and removal on every request.
+    res.on('close', () => {
       if (!res.writableFinished) cancel.cancel(); // client went away: cancel upstream (issue 18)
     });
     let caller = '';

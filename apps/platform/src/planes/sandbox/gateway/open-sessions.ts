@@ -64,7 +64,7 @@ export class OpenSessions {
       close: () => req.socket.destroy(),
     };
     this.sessions.add(session);
-    res.once('close', () => this.sessions.delete(session));
+    res.on('close', () => this.sessions.delete(session)); // closes once: no `once` wrapper per request
   }
 
   upgrade(req: IncomingMessage, socket: Duplex): void {
