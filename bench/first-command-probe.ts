@@ -5,6 +5,7 @@
 // (alternating which goes first), and the ratio of medians this/baseline: load hits both alike.
 //   N=10 node --import tsx bench/first-command-probe.ts
 //   BASELINE_REPO=/path/to/main BENCH_BRIDGE=… BENCH_SUBNET=10.x.0.0/16 BASE_BRIDGE=… BASE_SUBNET=…
+// BASELINE_LEGACY=0: the baseline has the ready label (a checkout from 8eae77c on).
 // BASELINE_POOL_HOT=0 instead: the baseline is this build with TARMAC_POOL_HOT=0 (all frozen).
 // THIS_POOL_HOT=0: this build's side with all members frozen (tells the build from the hot member).
 import { join } from 'node:path';
@@ -109,7 +110,9 @@ try {
     const main = BASELINE ? join(BASELINE, 'apps/platform/dist/main.js') : undefined;
     const bridge = process.env.BASE_BRIDGE ?? 'tarmacpl1';
     const subnet = process.env.BASE_SUBNET ?? '10.188.0.0/16';
-    sides.push(side('baseline', await start(bridge, subnet, main, BASELINE_HOT), BASELINE !== undefined));
+    // A baseline from before the pool's ready label (8eae77c) counts frozen members only.
+    const legacy = BASELINE !== undefined && process.env.BASELINE_LEGACY !== '0';
+    sides.push(side('baseline', await start(bridge, subnet, main, BASELINE_HOT), legacy));
   }
   const load: number[] = [];
   for (let i = -1; i < N; i++) {

@@ -1,6 +1,8 @@
 // The warm pool's claim (claim.ts): only a sandboxd started pooled has the route, it takes one
 // claim, processes started afterwards see the claimed env, and a restarted sandboxd keeps it.
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSandboxd } from './sandboxd.js';
 import { startDaemon, type TestDaemon } from './test-support/harness.js';
@@ -10,8 +12,8 @@ afterEach(async () => {
   for (const d of daemons.splice(0)) await d.stop();
 });
 
-async function start(pooled: boolean): Promise<TestDaemon> {
-  const d = await startDaemon({ pooled });
+async function start(pooled: boolean, bootEnvFile?: string): Promise<TestDaemon> {
+  const d = await startDaemon({ pooled, ...(bootEnvFile ? { bootEnvFile } : {}) });
   daemons.push(d);
   return d;
 }
@@ -29,7 +31,8 @@ async function run(d: TestDaemon, command: string): Promise<string> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ command, waitForCompletion: true }),
   });
-  return ((await res.json()) as { stdout: string }).stdout.trim();
+  const j = (await res.json()) as { stdout: string };
+  return j.stdout.trim();
 }
 
 describe('POST /_tarmac/claim', () => {
@@ -50,7 +53,12 @@ describe('POST /_tarmac/claim', () => {
   });
 
   it('warms a pooled sandboxd before its claim only; a sandboxd not pooled has no such route', async () => {
-    const warm = (d: TestDaemon) => fetch(`${d.base}/_tarmac/warm`, { method: 'POST', body: '{}' });
+    // Its body is a process request, read the way POST /process reads one (claim.ts).
+    const warm = (d: TestDaemon) =>
+      fetch(`${d.base}/_tarmac/warm`, {
+        method: 'POST',
+        body: '{"command":"true","waitForCompletion":true}',
+      });
     expect((await warm(await start(false))).status).toBe(404);
     const d = await start(true);
     expect((await warm(d)).status).toBe(200);
@@ -77,5 +85,61 @@ describe('POST /_tarmac/claim', () => {
     const again = createSandboxd({ ...d.config, env, pooled: true });
     expect(env.HOSTNAME).toBe('kept');
     await again.close();
+  });
+});
+
+describe('the claim the engine writes into the boot env file', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  /** A boot env file as the engine writes it (packages/engine boot-env.ts), pooled at first. */
+  function bootEnvFile(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'boot-env-'));
+    dirs.push(dir);
+    const file = join(dir, 'boot-env.json');
+    writeFileSync(file, JSON.stringify({ HOSTNAME: 'sb-pooled', TARMAC_SANDBOXD_POOLED: '1', EGRESS: 'e' }));
+    return file;
+  }
+  const claimed = {
+    HOSTNAME: 'mine',
+    EGRESS: 'e',
+    SECRET_VAR: 's3cret',
+    TARMAC_SANDBOXD_TOKEN: 'tok',
+    TARMAC_SANDBOXD_MCP_HOSTS: 'mine.example',
+  };
+  const probe = 'echo "[$HOSTNAME][$SECRET_VAR][$TARMAC_SANDBOXD_TOKEN][$TARMAC_SANDBOXD_MCP_HOSTS]"';
+
+  it('gives the next request its env, without sandboxd own variables, and takes it once', async () => {
+    const file = bootEnvFile();
+    const d = await start(true, file);
+    expect(await run(d, probe)).toBe('[][][][]');
+    writeFileSync(file, JSON.stringify(claimed));
+    expect(await run(d, probe)).toBe('[mine][s3cret][][]');
+    // Claimed: the route refuses a second claim, and a later rewrite changes nothing.
+    expect((await claim(d, { HOSTNAME: 'someone-else' })).status).toBe(409);
+    writeFileSync(file, JSON.stringify({ ...claimed, HOSTNAME: 'other' }));
+    expect(await run(d, 'echo "[$HOSTNAME]"')).toBe('[mine]');
+    const warm = await fetch(`${d.base}/_tarmac/warm`, { method: 'POST', body: '{"command":"true"}' });
+    expect(warm.status).toBe(409);
+  });
+
+  it('ignores the file while it is the pooled boot one or cut short (read while rewritten)', async () => {
+    const file = bootEnvFile();
+    const d = await start(true, file);
+    writeFileSync(file, JSON.stringify(claimed).slice(0, 30));
+    expect(await run(d, probe)).toBe('[][][][]');
+    writeFileSync(file, JSON.stringify({ ...claimed, TARMAC_SANDBOXD_POOLED: '1' }));
+    expect(await run(d, probe)).toBe('[][][][]');
+    // Not taken: the whole file, once there, is.
+    writeFileSync(file, JSON.stringify(claimed));
+    expect(await run(d, probe)).toBe('[mine][s3cret][][]');
+  });
+
+  it('is never read by a sandboxd that was not started pooled', async () => {
+    const file = bootEnvFile();
+    const d = await start(false, file);
+    writeFileSync(file, JSON.stringify(claimed));
+    expect(await run(d, probe)).toBe('[][][][]');
   });
 });

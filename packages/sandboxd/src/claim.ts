@@ -7,10 +7,16 @@
 //    users, through the gateway) can change what the claim set;
 //  - remembered in the private state dir, so a sandboxd restarted by its supervisor (which starts
 //    it with the boot environment again) still gives processes the claimed environment.
+// The platform's claim does not call the route: the engine rewrites the sandbox's boot env file
+// (packages/engine boot-env.ts, read-only in here, written by the host only) to what a boot for
+// the name writes, without the pooled flag, before the create is answered. A pooled sandboxd
+// reads that file before it serves any request until it finds it claimed (`bootEnvClaim`): no
+// round trip into the sandbox on the create's path (issue 20 item 1), and the claim cannot be
+// missed, since nothing reaches the sandbox but the platform until the create is answered.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
-import { sandboxdClaimSchema, type SandboxdClaim } from '@tarmac/contract';
+import { processRequestSchema, sandboxdClaimSchema, type SandboxdClaim } from '@tarmac/contract';
 import { jsonBody } from './http/body.js';
 import { HttpError } from './http/errors.js';
 
@@ -25,8 +31,40 @@ export interface ClaimOptions {
   stateDir?: string | undefined;
   /** The hostnames /mcp accepts (mcp/routes.ts): the claim adds the claimed sandbox's own. */
   mcpHosts?: Set<string>;
-  /** Readies the first exec (ProcessManager.warm): `POST /_tarmac/warm`, before the claim. */
-  warm?: () => Promise<void>;
+  /**
+   * Readies the first exec: `POST /_tarmac/warm`, before the claim. Its body is a process request
+   * (`{"command":"true"}`), read and checked the way `POST /process` reads one (http/body.ts):
+   * the first exec's body otherwise went through cold code — 5-12 ms on a loaded host against
+   * ~1 ms for the second (issue 20 item 1). The command is not run: ProcessManager.warm runs
+   * `true` and forgets it.
+   */
+  warm?: () => Promise<unknown>;
+  /** The boot env file (`--boot-env`): the engine's claim rewrites it (`bootEnvClaim`). */
+  bootEnvFile?: string | undefined;
+}
+
+/** Set in the boot env of a sandbox booted for the pool; a claimed sandbox's file has none. */
+const POOLED_VAR = 'TARMAC_SANDBOXD_POOLED';
+/** sandboxd's own variables in the file (main.ts): never in the env it hands to processes. */
+const TOKEN_VAR = 'TARMAC_SANDBOXD_TOKEN';
+const MCP_HOSTS_VAR = 'TARMAC_SANDBOXD_MCP_HOSTS';
+
+/**
+ * The claim the engine wrote into the boot env file, or undefined while the file is still the
+ * pooled boot's (its pooled flag set), missing, or not whole (read while being rewritten: a JSON
+ * object cut short never parses). sandboxd's own variables become the claim's MCP hosts or go.
+ */
+export function bootEnvClaim(file: string): SandboxdClaim | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  const claim = sandboxdClaimSchema.safeParse({ env: parsed });
+  if (!claim.success || claim.data.env[POOLED_VAR] !== undefined) return undefined;
+  const { [TOKEN_VAR]: _token, [MCP_HOSTS_VAR]: hosts, ...env } = claim.data.env;
+  return { env, mcpHosts: (hosts ?? '').split(',').filter(Boolean) };
 }
 
 function apply(o: ClaimOptions, claim: SandboxdClaim): void {
@@ -49,16 +87,36 @@ export function restoreClaim(o: ClaimOptions): boolean {
   return true;
 }
 
-export function claimRoutes(app: Hono, o: ClaimOptions): void {
-  if (!o.pooled) return;
+/**
+ * What a pooled sandboxd runs before serving a request or a terminal (`check`): until claimed,
+ * it looks at the boot env file for the engine's claim and applies it once found.
+ */
+export interface ClaimWatch {
+  check(): void;
+}
+
+export function claimRoutes(app: Hono, o: ClaimOptions): ClaimWatch {
+  if (!o.pooled) return { check: () => undefined };
   let claimed = restoreClaim(o);
+  const check = (): void => {
+    if (claimed || !o.bootEnvFile) return;
+    const found = bootEnvClaim(o.bootEnvFile);
+    if (!found) return;
+    claimed = true;
+    apply(o, found);
+  };
+  // Before every route but /health (the platform's ping of a pooled member; it reads no env).
+  app.use('*', async (_c, next) => {
+    check();
+    await next();
+  });
   // The pool calls this once the sandbox is up, before freezing it (issue 20 item 1): what the
   // first exec would otherwise do after the claim (FIFOs, the first spawn) is done while nobody
   // waits. Before the claim only: a claimed sandbox has nothing to prepare.
   app.post(WARM_PATH, async (c) => {
     if (claimed) throw new HttpError(409, 'this sandbox was claimed already');
-    await o.warm?.();
-    return c.json({ message: 'warm' });
+    await jsonBody(c, processRequestSchema);
+    return c.json({ message: 'warm', process: await o.warm?.() });
   });
   app.post(CLAIM_PATH, async (c) => {
     const body = await jsonBody(c, sandboxdClaimSchema);
@@ -73,4 +131,5 @@ export function claimRoutes(app: Hono, o: ClaimOptions): void {
     apply(o, body);
     return c.json({ message: 'claimed' });
   });
+  return { check };
 }

@@ -49,6 +49,8 @@ export interface SandboxdConfig {
   mcpAllowedHosts?: string[];
   /** Booted for the warm pool: `POST /_tarmac/claim` exists until it is used (claim.ts). */
   pooled?: boolean;
+  /** The boot env file (`--boot-env`, packages/engine boot-env.ts): a pooled sandbox's claim. */
+  bootEnvFile?: string;
   /** Interval of `[keepalive]` lines on streams; 30 s upstream, 5 s on streamed exec. */
   keepaliveMs: { logs: number; watch: number; exec: number };
 }

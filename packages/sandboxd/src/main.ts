@@ -56,7 +56,8 @@ function main(): void {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   unhide(env);
-  Object.assign(env, readBootEnv(parseFlag(argv, '--boot-env')));
+  const bootEnvFile = parseFlag(argv, '--boot-env');
+  Object.assign(env, readBootEnv(bootEnvFile));
   const gatewayToken = env[TOKEN_VAR] || undefined;
   const mcpAllowedHosts = (env[MCP_HOSTS_VAR] ?? '').split(',').filter(Boolean);
   const pooled = truthy(env[POOLED_VAR]);
@@ -81,6 +82,7 @@ function main(): void {
     ...(gatewayToken ? { gatewayToken } : {}),
     mcpAllowedHosts,
     pooled,
+    ...(pooled && bootEnvFile ? { bootEnvFile } : {}),
   });
   // A failure in one request must not end every process of the sandbox (issue 19 item 6): log a
   // stray rejection and carry on. An uncaught exception still exits (the state may be broken);

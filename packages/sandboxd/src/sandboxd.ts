@@ -104,8 +104,9 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
   const app = createApp(config.gatewayToken);
   healthRoutes(app, pm, config.clock, config.version);
   const mcpAllowed = allowedHostnames(config.mcpAllowedHosts);
-  claimRoutes(app, {
+  const claims = claimRoutes(app, {
     pooled: config.pooled ?? false,
+    bootEnvFile: config.bootEnvFile,
     env: config.env,
     stateDir: config.stateDir,
     mcpHosts: mcpAllowed,
@@ -158,7 +159,13 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
     defaultShell: config.env.SHELL ?? (existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh'),
     disabled: config.terminalDisabled,
   });
-  server.on('upgrade', guardUpgrade(config.gatewayToken, upgrade));
+  server.on(
+    'upgrade',
+    guardUpgrade(config.gatewayToken, (req, socket, head) => {
+      claims.check(); // a terminal as the claimed sandbox's first request gets its env (claim.ts)
+      upgrade(req, socket, head);
+    }),
+  );
 
   const stopServer = (): void => {
     monitors.stopAll();

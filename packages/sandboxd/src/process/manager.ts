@@ -9,7 +9,7 @@ import { spawn as nodeSpawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import type { ProcessRequest, ProcessStatus } from '@tarmac/contract';
+import type { ProcessRequest, ProcessResponse, ProcessStatus } from '@tarmac/contract';
 import type { Clock } from '../config.js';
 import { badRequest, HttpError, notFound } from '../http/errors.js';
 import {
@@ -24,6 +24,7 @@ import { FifoPool, openFifoReader } from './fifos.js';
 import { ProcessLogs } from './logs.js';
 import { ManagedProcess, UNKNOWN_EXIT_CODE } from './managed.js';
 import { ProcessRecords, startTicks, stillRunning } from './records.js';
+import { waitFor } from './wait.js';
 
 export { ManagedProcess, UNKNOWN_EXIT_CODE } from './managed.js';
 export type { Spawner } from './child.js';
@@ -71,20 +72,28 @@ export class ProcessManager {
   /**
    * Readies the first exec now (a warm-pool sandboxd before it is frozen, issue 20): its FIFOs
    * exist, and one process has gone the whole way a user's does (spawn, FIFOs, logs, record,
-   * exit), so that code is compiled and the shell's pages mapped. Then it is forgotten — table,
-   * record and log files —: nobody's process, never shown to the sandbox's user.
+   * wait, exit, answer), so that code is compiled and the shell's pages mapped. Then it is
+   * forgotten — table, record and log files —: nobody's process, never shown to the sandbox's
+   * user. Resolves with what `POST /process` would have answered for it.
    */
-  async warm(workingDir: string): Promise<void> {
+  async warm(workingDir: string): Promise<ProcessResponse> {
     await this.fifos?.prefill();
     const p = await this.start(
       { command: 'true', name: `tarmac-warm-${randomBytes(4).toString('hex')}` },
       workingDir,
     );
-    await p.exited();
+    await waitFor(p, {
+      waitForCompletion: true,
+      waitForPorts: [],
+      timeout: undefined,
+      procRoot: this.procRoot,
+    });
+    const answer = p.toResponse();
     const i = this.procs.indexOf(p);
     if (i >= 0) this.procs.splice(i, 1);
     this.records?.remove(p.pid);
     p.logs.remove();
+    return answer;
   }
 
   list(): ManagedProcess[] {

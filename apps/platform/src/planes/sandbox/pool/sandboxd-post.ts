@@ -1,13 +1,12 @@
 /**
  * The warm pool's calls to a member's sandboxd (packages/sandboxd claim.ts): `POST /_tarmac/warm`
- * before the freeze, `POST /_tarmac/claim` at the claim, and `GET /health` to keep a hot member's
- * connection open (hot-members.ts). node:http rather than
- * fetch so the claim can go through the gateway's keep-alive agent (gateway/proxy.ts): the
- * connection it opens is the one the claimed sandbox's first request uses.
+ * before the freeze and `GET /health` to keep a hot member's connection open (hot-members.ts).
+ * The claim itself sends nothing: sandboxd reads the boot env file the engine rewrote. node:http
+ * rather than fetch so these go through the gateway's keep-alive agent (gateway/proxy.ts): the
+ * connection they leave is the one the claimed sandbox's first request uses.
  */
 import { request, type Agent } from 'node:http';
 
-export const CLAIM_PATH = '/_tarmac/claim';
 export const WARM_PATH = '/_tarmac/warm';
 export const HEALTH_PATH = '/health';
 

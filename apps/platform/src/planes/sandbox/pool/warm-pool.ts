@@ -17,7 +17,7 @@ import { shapeKey, type PoolShape } from './pool-shapes.js';
 import { HotMembers } from './hot-members.js';
 import type { PoolMember } from './pool-member.js';
 import { poolStatus, type PoolShapeStatus } from './pool-status.js';
-import { callSandboxd, CLAIM_PATH, HEALTH_PATH, WARM_PATH } from './sandboxd-post.js';
+import { callSandboxd, HEALTH_PATH, WARM_PATH } from './sandboxd-post.js';
 
 /** The engine operations the pool uses (LocalEngine has them all). */
 export type PoolEngine = Pick<
@@ -159,15 +159,14 @@ export class WarmPool {
     try {
       if (!hot) this.d.engine.thawSync(member.engineId);
       const mcpHosts = req.mcpHosts ?? [];
-      await Promise.all([
-        // Its boot env file becomes a boot's for the name (engine boot-env.ts) before this returns.
-        this.d.engine.claim(member.engineId, {
-          hostname: req.name,
-          labels: { workspace: req.workspace, sandbox: req.name, record: member.recordId },
-          env: { ...req.env, ...(mcpHosts.length > 0 ? { [MCP_HOSTS_ENV]: mcpHosts.join(',') } : {}) },
-        }),
-        this.tellSandboxd(member, { HOSTNAME: req.name, ...req.env }, mcpHosts),
-      ]);
+      // The engine rewrites the member's boot env file to a boot's for the name (boot-env.ts)
+      // before its first await; sandboxd reads it before it serves the next request (packages/
+      // sandboxd claim.ts): nothing goes into the sandbox on the create's path but the hostname.
+      await this.d.engine.claim(member.engineId, {
+        hostname: req.name,
+        labels: { workspace: req.workspace, sandbox: req.name, record: member.recordId },
+        env: { ...req.env, ...(mcpHosts.length > 0 ? { [MCP_HOSTS_ENV]: mcpHosts.join(',') } : {}) },
+      });
     } catch (err) {
       this.d.logger.warn({ err, sandbox: req.name }, 'claiming a pooled sandbox failed; booting one instead');
       this.claiming.delete(member.recordId);
@@ -315,7 +314,8 @@ export class WarmPool {
       // hostname (engine hostname-setters.ts). The warm-up's connection stays in the gateway's
       // agent: a claim within 60 s reuses it. Never a closed one: the agent drops an idle socket
       // at 60 s, before sandboxd's 65 s keep-alive timer could fire (overdue) at the claim's thaw.
-      await this.call(info.ip, recordId, WARM_PATH, {});
+      // Its body is a process request: read as a first exec's is (packages/sandboxd claim.ts).
+      await this.call(info.ip, recordId, WARM_PATH, { command: 'true', waitForCompletion: true });
       const member: PoolMember = {
         recordId,
         engineId,
@@ -347,10 +347,6 @@ export class WarmPool {
       this.booting.delete(recordId);
       this.bootingShape.delete(recordId);
     }
-  }
-
-  private tellSandboxd(member: PoolMember, env: Record<string, string>, mcpHosts: string[]): Promise<void> {
-    return this.call(member.ip, member.recordId, CLAIM_PATH, { env, mcpHosts });
   }
 
   /**
