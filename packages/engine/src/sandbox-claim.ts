@@ -20,16 +20,22 @@ export async function claimSandbox(
     throw new EngineError(`invalid hostname "${o.hostname}"`);
   }
   const rec = host.files.read(id);
+  // The prepared setter gets the name first (hostname-setters.ts): the file work below runs while
+  // that shell wakes up and writes it, not before (issue 20 item 1: ~1 ms of a loaded host's claim).
+  const setting = host.hostnames.set(id, o.hostname);
   const pid = host.runc.alive(id)?.pid;
-  if (pid === undefined) throw new EngineError(`sandbox ${id} is not running`);
+  if (pid === undefined) {
+    await setting.catch(() => undefined);
+    throw new EngineError(`sandbox ${id} is not running`);
+  }
   // Before the first await: the file is the claimed one by the time this call returns.
   const boot = bootEnvFile(host.bundles.find(id, host.files.layout(id)).bootDir);
   writeBootEnv(boot, claimedBootEnv(readBootEnv(boot), o.hostname, o.env), host.idRange);
-  if (!(await host.hostnames.set(id, o.hostname))) {
+  host.files.write({ ...rec, labels: o.labels });
+  if (!(await setting)) {
     const args = [`--target=${pid}`, '--uts', '--', 'hostname', o.hostname];
     await host.runner.run('nsenter', args, { timeoutMs: 5000 });
   }
-  host.files.write({ ...rec, labels: o.labels });
 }
 
 /**
