@@ -113,9 +113,23 @@ describe('the claim the engine writes into the boot env file', () => {
   it('gives the next request its env, without sandboxd own variables, and takes it once', async () => {
     const file = bootEnvFile();
     const d = await start(true, file);
+    // /mcp refuses a browser page of the claimed sandbox's host until the claim (mcp/host-guard.ts).
+    const mcpFrom = (origin: string) =>
+      fetch(`${d.base}/mcp`, {
+        method: 'POST',
+        headers: {
+          origin,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+      });
+    expect((await mcpFrom('http://mine.example')).status).toBe(403);
     expect(await run(d, probe)).toBe('[][][][]');
     writeFileSync(file, JSON.stringify(claimed));
     expect(await run(d, probe)).toBe('[mine][s3cret][][]');
+    expect((await mcpFrom('http://mine.example')).status).not.toBe(403);
+    expect((await mcpFrom('http://evil.example')).status).toBe(403);
     // Claimed: the route refuses a second claim, and a later rewrite changes nothing.
     expect((await claim(d, { HOSTNAME: 'someone-else' })).status).toBe(409);
     writeFileSync(file, JSON.stringify({ ...claimed, HOSTNAME: 'other' }));
