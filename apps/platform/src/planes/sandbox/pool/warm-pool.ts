@@ -162,11 +162,16 @@ export class WarmPool {
       // The engine rewrites the member's boot env file to a boot's for the name (boot-env.ts)
       // before its first await; sandboxd reads it before it serves the next request (packages/
       // sandboxd claim.ts): nothing goes into the sandbox on the create's path but the hostname.
-      await this.d.engine.claim(member.engineId, {
+      const claiming = this.d.engine.claim(member.engineId, {
         hostname: req.name,
         labels: { workspace: req.workspace, sandbox: req.name, record: member.recordId },
         env: { ...req.env, ...(mcpHosts.length > 0 ? { [MCP_HOSTS_ENV]: mcpHosts.join(',') } : {}) },
       });
+      // Wakes sandboxd (idle since its last ping or thaw) while the hostname is set, so that the
+      // first exec does not pay its wake-up; not waited for, and its connection is free again by
+      // the time the create's response has reached the client.
+      this.call(member.ip, member.recordId, HEALTH_PATH, undefined).catch(() => undefined);
+      await claiming;
     } catch (err) {
       this.d.logger.warn({ err, sandbox: req.name }, 'claiming a pooled sandbox failed; booting one instead');
       this.claiming.delete(member.recordId);
