@@ -6,6 +6,7 @@
 import { TarmacClient, type ClientOptions } from '../client.js';
 import { resolveSettings, type CredentialsFile } from '../config.js';
 import { BuildsApi } from '../management/builds.js';
+import { httpFetch } from './http-fetch.js';
 import { localhostFetch } from './localhost.js';
 
 export { readCredentialsFile, tarmacHome, writeCredentialsFile } from './credentials.js';
@@ -31,7 +32,10 @@ export function nodeClientOptions(
   };
 }
 
-/** The typed core with the builds API (code upload, build logs), from settings. */
+/**
+ * The typed core with the builds API (code upload, build logs), from settings; its requests go
+ * over node:http (`httpFetch`: no undici to load) unless `args.fetch` says otherwise.
+ */
 export class CoreClient extends TarmacClient {
   readonly builds = new BuildsApi(this);
 }
@@ -41,5 +45,5 @@ export function coreFromSettings(
   env: Record<string, string | undefined>,
   file: CredentialsFile | undefined,
 ): CoreClient {
-  return new CoreClient(nodeClientOptions(args, env, file));
+  return new CoreClient(nodeClientOptions({ ...args, fetch: args.fetch ?? httpFetch() }, env, file));
 }

@@ -10,6 +10,7 @@ import { nodeClientOptions } from './core.js';
 import { nodeWebSocketFactory } from './websocket.js';
 
 export { sandboxUrlFromEnv, nodeClientOptions, coreFromSettings, CoreClient } from './core.js';
+export { httpFetch } from './http-fetch.js';
 export { localhostFetch, isLocalhostName, loopbackLookup } from './localhost.js';
 export { nodeWebSocketFactory } from './websocket.js';
 export { readCredentialsFile, writeCredentialsFile, credentialsPath, tarmacHome } from './credentials.js';
