@@ -1,4 +1,5 @@
 import type { CredentialsFile, Tarmac } from '@tarmac/sdk';
+import type { CoreClient } from '@tarmac/sdk/node/core';
 
 /** Flags every command accepts. */
 export interface GlobalFlags {
@@ -34,8 +35,13 @@ export interface CliContext {
   io: CliIo;
   /** A client from flags, then env, then credentials.json. */
   client(flags: GlobalFlags): Promise<Tarmac>;
+  /**
+   * The same settings as `client`, for the typed core and the builds API only: what `deploy`
+   * and `push` need, without loading the SDK's resource wrappers (deploy-program.ts).
+   */
+  coreClient(flags: GlobalFlags): Promise<CoreClient>;
   /** A client for explicit settings (login checks them before saving). */
-  clientFor(settings: CredentialsFile): Tarmac;
+  clientFor(settings: CredentialsFile): Promise<Tarmac>;
   readCredentials(): Promise<CredentialsFile | undefined>;
   /** Writes credentials.json (mode 0600) and returns its path. */
   saveCredentials(credentials: CredentialsFile): Promise<string>;

@@ -1,4 +1,3 @@
-import { Command, CommanderError } from 'commander';
 import { registerAuth } from './commands/auth.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerDeploy } from './commands/deploy.js';
@@ -9,7 +8,8 @@ import { registerSandbox } from './commands/sandbox.js';
 import { registerJobs } from './commands/jobs.js';
 import { registerWorkloadLogs } from './commands/workload-logs.js';
 import type { CliContext } from './context.js';
-import { CliError, EXIT, EXIT_CODES_HELP } from './errors.js';
+import { EXIT } from './errors.js';
+import { rootCommand, runnable, type CliProgram } from './program-base.js';
 
 export type CliActions = CliContext;
 
@@ -17,22 +17,9 @@ export type CliActions = CliContext;
  * The command tree. Everything it touches comes in through `ctx`, so tests drive it without
  * processes. `parseAsync` resolves to the exit code; failures reject with a CliError.
  */
-export function buildProgram(ctx: CliContext): Command & { run(argv: string[]): Promise<number> } {
+export function buildProgram(ctx: CliContext): CliProgram {
   const state: RunState = { exitCode: EXIT.ok };
-  const program = new Command('tarmac')
-    .description('Tarmac: self-hosted platform for AI workloads')
-    .version(ctx.version, '--version', 'print the CLI version')
-    .option(
-      '-w, --workspace <name>',
-      'workspace to act in (default: $TARMAC_WORKSPACE, then credentials.json)',
-    )
-    .option('--api-url <url>', 'platform URL (default: $TARMAC_API_URL, then credentials.json)')
-    .addHelpText('after', `\n${EXIT_CODES_HELP}\n`)
-    .showSuggestionAfterError()
-    .configureOutput({
-      writeOut: (s) => ctx.stdout.write(s),
-      writeErr: (s) => ctx.stderr.write(s),
-    });
+  const program = rootCommand(ctx);
 
   program
     .command('up')
@@ -73,28 +60,5 @@ export function buildProgram(ctx: CliContext): Command & { run(argv: string[]): 
     register(program, ctx, state);
   }
 
-  // Every subcommand reports usage errors through the same path, with exit code 2.
-  const exitOverride = (command: Command) => {
-    command.exitOverride();
-    command.configureOutput({ writeOut: (s) => ctx.stdout.write(s), writeErr: (s) => ctx.stderr.write(s) });
-    command.commands.forEach(exitOverride);
-  };
-  exitOverride(program);
-
-  return Object.assign(program, {
-    async run(argv: string[]): Promise<number> {
-      state.exitCode = EXIT.ok;
-      try {
-        await program.parseAsync(argv, { from: 'user' });
-      } catch (error) {
-        if (error instanceof CommanderError) {
-          // --help and --version "fail" with exit code 0; real usage errors are already printed.
-          return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
-        }
-        if (error instanceof CliError) throw error;
-        throw error;
-      }
-      return state.exitCode;
-    },
-  });
+  return runnable(program, ctx, state);
 }

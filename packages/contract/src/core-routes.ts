@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ISSUE_TOKEN_PATH } from './oauth-path.js';
 import { defineRoute } from './route.js';
 import { listQuerySchema } from './pagination.js';
 import {
@@ -63,7 +64,7 @@ export const coreRoutes = {
   issueToken: defineRoute({
     operationId: 'issueToken',
     method: 'post',
-    path: '/oauth/token',
+    path: ISSUE_TOKEN_PATH,
     summary: 'Issue a short-lived JWT (client_credentials with HTTP Basic, or refresh_token)',
     tag: 'oauth',
     auth: 'public',

@@ -1,5 +1,7 @@
 export * from './common.js';
+export * from './error-status.js';
 export * from './errors.js';
+export * from './oauth-path.js';
 export * from './versions.js';
 export * from './pagination.js';
 export * from './route.js';

@@ -1,4 +1,4 @@
-// Runs the built `tarmac` binary (apps/cli/dist/tarmac.mjs, the one-file bundle) the way a user or script does.
+// Runs the built `tarmac` binary (apps/cli/dist/tarmac.mjs and the bundle it imports) the way a user or script does.
 import { spawn } from 'node:child_process';
 import { CLI_MAIN } from '../support/platform.js';
 

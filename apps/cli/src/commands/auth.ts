@@ -48,7 +48,11 @@ export const registerAuth: Register = (program, ctx, state) => {
           };
           // Check the credentials before saving them, and learn the workspaces they can reach.
           // Oldest first: without a choice, login picks the first workspace, not the latest one made.
-          const workspaces = await ctx.clientFor(settings).workspaces.list({ sort: 'createdAt:asc' }).all();
+          const workspaces = await (
+            await ctx.clientFor(settings)
+          ).workspaces
+            .list({ sort: 'createdAt:asc' })
+            .all();
           const chosen = workspace ?? (flags.workspace as string | undefined) ?? saved?.workspace;
           const current = workspaces.find((w) => w.name === chosen) ?? workspaces[0];
           if (chosen && current?.name !== chosen) {

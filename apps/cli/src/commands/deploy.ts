@@ -1,4 +1,5 @@
-import { NotFoundError, type BuildKind, type Tarmac } from '@tarmac/sdk';
+import { NotFoundError, type BuildKind } from '@tarmac/sdk';
+import type { CoreClient } from '@tarmac/sdk/node/core';
 import type { CliContext } from '../context.js';
 import { CliError, EXIT } from '../errors.js';
 import { selectFiles, zipFiles } from '../deploy/pack.js';
@@ -101,7 +102,7 @@ async function deploy(
     ctx.stdout.write(files.map((f) => `${f.path}\n`).join(''));
     return EXIT.ok;
   }
-  const client = await ctx.client(flags);
+  const client = await ctx.coreClient(flags);
   const path = imageOnly ? `/v0/images/${kind}/${project.name}` : `/v0/${kind}/${project.name}`;
   if (flags.skipBuild) {
     const exists = !imageOnly && (await found(client, path));
@@ -131,8 +132,10 @@ async function deploy(
   const opened = imageOnly
     ? await client.builds.openImage(kind, project.name)
     : await openWorkload(client, kind, manifest);
-  await client.builds.upload(opened.uploadUrl, archive);
+  // The log is followed from now (the open made this build the record's latest), while the
+  // archive goes up: its first lines are not waited for after the upload (issue 15 bench).
   const logs = client.builds.followLogs(path, (line) => ctx.stdout.write(`${line}\n`)).catch(() => undefined);
+  await client.builds.upload(opened.uploadUrl, archive);
   const status = await waitForResult(client, path, imageOnly, logs);
   await Promise.race([logs, new Promise((r) => setTimeout(r, 2000))]);
   if (!DONE.has(status.status)) {
@@ -165,7 +168,10 @@ const SERVED = new Set(['agents', 'functions', 'applications']);
  * FAILED (it crashed or never listened: its last log lines are the message), or DEACTIVATED (the
  * resource is disabled, so nothing is to answer).
  */
-async function waitForDeployed(client: Tarmac, path: string): Promise<{ status: string; message: string }> {
+async function waitForDeployed(
+  client: CoreClient,
+  path: string,
+): Promise<{ status: string; message: string }> {
   const deadline = Date.now() + TIMEOUT_MS;
   for (;;) {
     const r = await client.call<Watched>('GET', path);
@@ -182,7 +188,7 @@ async function waitForDeployed(client: Tarmac, path: string): Promise<{ status: 
  * Replaces the workload (PUT, a redeploy: the usual case) or creates it when there is none (404,
  * then POST): one request for a redeploy instead of a look-up first.
  */
-async function openWorkload(client: Tarmac, kind: BuildKind, manifest: { metadata: { name: string } }) {
+async function openWorkload(client: CoreClient, kind: BuildKind, manifest: { metadata: { name: string } }) {
   try {
     return await client.builds.openWorkload(kind, manifest, true);
   } catch (err) {
@@ -191,7 +197,7 @@ async function openWorkload(client: Tarmac, kind: BuildKind, manifest: { metadat
   }
 }
 
-async function found(client: Tarmac, path: string): Promise<boolean> {
+async function found(client: CoreClient, path: string): Promise<boolean> {
   try {
     await client.call('GET', path);
     return true;
@@ -215,7 +221,7 @@ interface Watched {
  * when it cannot be followed, every POLL_MS (issue 15 bench: no poll requests competing with the
  * build for the CPUs, and no wait for the next poll at the end).
  */
-async function waitForResult(client: Tarmac, path: string, imageOnly: boolean, logEnd: Promise<unknown>) {
+async function waitForResult(client: CoreClient, path: string, imageOnly: boolean, logEnd: Promise<unknown>) {
   let ended = false;
   const logDone = logEnd.then(() => (ended = true));
   const deadline = Date.now() + TIMEOUT_MS;

@@ -31,7 +31,11 @@ export interface FolderEntry {
 export function selectFiles(entries: FolderEntry[], ignoreText: string | undefined): FolderEntry[] {
   const ig = ignore().add(DEFAULT_EXCLUDES);
   if (ignoreText) ig.add(ignoreText);
-  return entries.filter((e) => !ig.ignores(e.path)).sort((a, b) => a.path.localeCompare(b.path));
+  // By code unit, not localeCompare: the order only needs to be stable, and the first
+  // localeCompare of a process sets up ICU's collator (~3 ms of `tarmac deploy`, issue 15 bench).
+  return entries
+    .filter((e) => !ig.ignores(e.path))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 export function zipFiles(

@@ -1,4 +1,4 @@
-import { coreRoutes, type RouteResponse } from '@tarmac/contract';
+import { ISSUE_TOKEN_PATH, type coreRoutes, type RouteResponse } from '@tarmac/contract';
 import type { FetchLike } from './transport.js';
 import { HttpTransport } from './transport.js';
 
@@ -42,7 +42,7 @@ export class ClientCredentialsToken implements TokenSource {
     const basic = btoa(`${this.clientId}:${this.clientSecret}`);
     const answer = await this.transport.json<TokenResponse>({
       method: 'POST',
-      url: `${this.apiUrl}${coreRoutes.issueToken.path}`,
+      url: `${this.apiUrl}${ISSUE_TOKEN_PATH}`,
       headers: { authorization: `Basic ${basic}` },
       json: { grant_type: 'client_credentials' },
     });

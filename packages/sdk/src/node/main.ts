@@ -2,13 +2,15 @@
 // files. It configures clients from arguments, then env, then $TARMAC_HOME/credentials.json.
 import { homedir } from 'node:os';
 import type { ClientOptions } from '../client.js';
-import { resolveSettings, type CredentialsFile } from '../config.js';
+import type { CredentialsFile } from '../config.js';
 import { setDefaultClient } from '../sandbox/default-client.js';
 import { Tarmac } from '../tarmac.js';
 import { readCredentialsFile, readCredentialsFileSync, tarmacHome } from './credentials.js';
-import { localhostFetch } from './localhost.js';
+import { nodeClientOptions } from './core.js';
 import { nodeWebSocketFactory } from './websocket.js';
 
+export { sandboxUrlFromEnv, nodeClientOptions, coreFromSettings, CoreClient } from './core.js';
+export { httpFetch } from './http-fetch.js';
 export { localhostFetch, isLocalhostName, loopbackLookup } from './localhost.js';
 export { nodeWebSocketFactory } from './websocket.js';
 export { readCredentialsFile, writeCredentialsFile, credentialsPath, tarmacHome } from './credentials.js';
@@ -21,12 +23,6 @@ export interface NodeClientOptions extends Partial<Omit<ClientOptions, 'apiUrl'>
   home?: string;
   /** Use this instead of reading credentials.json. */
   credentials?: CredentialsFile;
-}
-
-/** `TARMAC_SANDBOX_<NAME>_URL` (name upper-cased, `-` as `_`) forces one sandbox's API base. */
-export function sandboxUrlFromEnv(env: Record<string, string | undefined>) {
-  return (name: string): string | undefined =>
-    env[`TARMAC_SANDBOX_${name.toUpperCase().replace(/-/g, '_')}_URL`] || undefined;
 }
 
 /** A client for Node: settings resolved from args, env and credentials.json; `*.localhost` works. */
@@ -42,13 +38,9 @@ export function fromSettings(
   env: Record<string, string | undefined>,
   file: CredentialsFile | undefined,
 ): Tarmac {
-  const settings = resolveSettings({ args, env, file });
   return new Tarmac({
-    ...args,
-    ...settings,
-    fetch: args.fetch ?? localhostFetch(),
+    ...nodeClientOptions(args, env, file),
     webSocket: args.webSocket ?? nodeWebSocketFactory,
-    sandboxUrl: args.sandboxUrl ?? sandboxUrlFromEnv(env),
   });
 }
 
