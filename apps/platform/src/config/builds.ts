@@ -11,6 +11,8 @@ export interface BuildConfig {
   network: BuildNetworkMode;
   gcIntervalMs: number;
   layerGcGraceMs: number;
+  cacheMaxAgeMs: number;
+  cacheMaxBytes: number;
 }
 
 export function buildConfig(e: PlatformEnv): BuildConfig {
@@ -28,5 +30,7 @@ export function buildConfig(e: PlatformEnv): BuildConfig {
     gcIntervalMs: whole(e.TARMAC_BUILD_GC_INTERVAL_SECONDS, 'TARMAC_BUILD_GC_INTERVAL_SECONDS', 3600) * 1000,
     layerGcGraceMs:
       whole(e.TARMAC_BUILD_LAYER_GC_GRACE_SECONDS, 'TARMAC_BUILD_LAYER_GC_GRACE_SECONDS', 600) * 1000,
+    cacheMaxAgeMs: whole(e.TARMAC_BUILD_CACHE_MAX_AGE_HOURS, 'TARMAC_BUILD_CACHE_MAX_AGE_HOURS', 168) * 3_600_000,
+    cacheMaxBytes: whole(e.TARMAC_BUILD_CACHE_MAX_GB, 'TARMAC_BUILD_CACHE_MAX_GB', 20) * 1024 ** 3,
   };
 }

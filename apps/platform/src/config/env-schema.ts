@@ -180,6 +180,8 @@ export const platformEnvSchema = z.object({
    * it (600): another platform sharing the image store may be about to store an image naming it.
    */
   TARMAC_BUILD_LAYER_GC_GRACE_SECONDS: optional,
+  TARMAC_BUILD_CACHE_MAX_AGE_HOURS: optional,
+  TARMAC_BUILD_CACHE_MAX_GB: optional,
   /**
    * What build steps may reach (planes/builds/build-network.ts): `egress` (default: the public
    * internet through the build proxy on the sandbox bridge; never loopback, the platform, the

@@ -9,6 +9,7 @@ import {
   type BuildNetworkMode,
   type BuildNetworkProvider,
 } from './build-network.js';
+import { parseImages, staleImages, StorageGate, type CacheLimits } from './builder-cache.js';
 import { endScratch, forgetPid, notePid, reapBuilderOrphans, scratchRoot } from './builder-orphans.js';
 import { layoutComplete } from './layer-export.js';
 
@@ -63,6 +64,8 @@ export class Buildah {
   private caBundle: string | undefined;
   /** The seeded base image's name: a FROM of it alone needs no network (needsNetwork). */
   private baseName = '';
+  /** Builds and cache prunes take turns on the storage (builder-cache.ts). */
+  private readonly gate = new StorageGate();
 
   constructor(private readonly o: BuildahOptions) {}
 
@@ -95,6 +98,15 @@ export class Buildah {
 
   /** `buildah build`; throws BuildFailure with the builder's message when the build fails. */
   async build(r: BuildRequest): Promise<void> {
+    await this.gate.enter();
+    try {
+      await this.buildGated(r);
+    } finally {
+      this.gate.leave();
+    }
+  }
+
+  private async buildGated(r: BuildRequest): Promise<void> {
     const caFile = join(this.o.root, 'build-ca-bundle.crt');
     writeFileSync(caFile, this.caBundle ?? this.o.trustedCaPem);
     const needed = this.o.network !== 'egress' || needsNetwork(readText(r.dockerfile), this.baseName);
@@ -177,9 +189,28 @@ export class Buildah {
     }
   }
 
-  /** Dangling layers and images no tag names any more (the GC's builder half). */
-  async prune(): Promise<void> {
-    await this.run(['rmi', '--prune'], () => {}, new AbortController().signal).catch(() => undefined);
+  /**
+   * The layer cache's GC (builder-cache.ts): dangling images older than `maxAgeMs`, or all of them
+   * when the storage holds more than `maxBytes`. Undefined when a build runs (the next pass tries);
+   * else how many images went.
+   */
+  pruneCache(limits: CacheLimits, nowMs: number): Promise<number> | undefined {
+    if (!existsSync(this.o.root)) return undefined; // never built: nothing to mount or prune
+    return this.gate.exclusive(async () => {
+      const none = new AbortController().signal;
+      const list = async () =>
+        parseImages(await this.run(['images', '--all', '--json', '--filter', 'dangling=true'], () => {}, none));
+      const before = await list();
+      const du = await run('du', ['-sb', this.o.root], () => {}, none, 120_000);
+      if (Number(du.split('\t')[0]) > limits.maxBytes) {
+        await this.run(['rmi', '--prune'], () => {}, none).catch(() => undefined);
+      } else {
+        // One at a time: an image still a working container's is refused, the others go.
+        for (const id of staleImages(before, limits.maxAgeMs, nowMs).slice(0, 500))
+          await this.run(['rmi', id], () => {}, none).catch(() => undefined);
+      }
+      return before.length - (await list()).length;
+    });
   }
 
   /**

@@ -41,6 +41,10 @@ export interface BuildsPlaneDeps {
     timeoutMs: number;
     network: BuildNetworkMode;
     gcIntervalMs: number;
+    /** The builder's layer cache (builder-cache.ts): dangling images older than this go… */
+    cacheMaxAgeMs: number;
+    /** …and all of them when its storage is larger than this. */
+    cacheMaxBytes: number;
   };
 }
 
@@ -64,6 +68,8 @@ export function buildsPlane(d: BuildsPlaneDeps) {
     tagExists: (e) => d.records.tagExists(e.workspace, e.imageType, e.name, e.tag),
     removeImage: (ref) => d.removeImage(ref),
     pruneLayers: () => d.pruneLayers(),
+    pruneBuilderCache: () =>
+      builder.pruneCache({ maxAgeMs: d.limits.cacheMaxAgeMs, maxBytes: d.limits.cacheMaxBytes }, Date.now()),
     log: (msg, extra) => d.logger.info(extra, msg),
   });
   gc.start(d.limits.gcIntervalMs);

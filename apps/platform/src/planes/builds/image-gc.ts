@@ -6,8 +6,8 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
  * stored (only those: the engine's store may be shared, and images imported by hand are their
  * owner's business). A pass removes each ledger entry whose tag no image record holds any more
  * (tag or image deleted — deleting an image a workload uses is refused with 409 — or workspace gone).
- * Runs every `intervalMs` (unref'd timer). The builder's own layer cache is not pruned here: its
- * untagged layers are the build cache (a `buildah rmi --prune` would make every rebuild cold).
+ * Runs every `intervalMs` (unref'd timer). The builder's own layer cache is pruned by age and size
+ * only (builder-cache.ts): its untagged images are what makes a rebuild warm.
  */
 export interface BuiltEntry {
   engineRef: string;
@@ -24,6 +24,8 @@ export interface GcDeps {
   removeImage(engineRef: string): void;
   /** Removes the engine store's layers no image names any more; how many (after each pass). */
   pruneLayers?: () => number;
+  /** The builder's layer cache by age and size (builder-cache.ts); undefined while a build runs. */
+  pruneBuilderCache?: () => Promise<number> | undefined;
   log: (msg: string, extra: Record<string, unknown>) => void;
 }
 
@@ -66,6 +68,8 @@ export class ImageGc {
     // image names any more (these, or any other image removed since) go now.
     const layers = this.d.pruneLayers?.() ?? 0;
     if (layers > 0) this.d.log('image layers garbage-collected', { layers });
+    const cached = await this.d.pruneBuilderCache?.();
+    if (cached) this.d.log('builder cache images garbage-collected', { images: cached });
     return removed.size;
   }
 
