@@ -16,13 +16,8 @@ import type { SigningKey } from './planes/identity/auth/jwt.js';
 import { buildsPlane } from './planes/builds/builds-plane.js';
 import { CatalogueBuildRecords } from './planes/catalogue/build-records.js';
 import { createMeter } from './planes/metering/metering.js';
-import { modelCallLog } from './planes/metering/model-call-log.js';
-import { modelUsageHistory, modelUsageSink } from './planes/metering/model-usage.js';
-import { gatewayModelRecords } from './planes/catalogue/models/gateway-records.js';
-import {
-  createModelGatewayPlane,
-  SERVED_PROVIDER_TYPES,
-} from './planes/model-gateway/model-gateway-plane.js';
+import { SERVED_PROVIDER_TYPES } from './planes/model-gateway/model-gateway-plane.js';
+import { composeModelGateway } from './compose-model-gateway.js';
 import { EgressPlane } from './planes/sandbox/egress/egress-plane.js';
 import { SandboxCredentials } from './planes/sandbox/sandbox-credentials.js';
 import { namespaceLegacyImages } from './planes/catalogue/images/legacy-images.js';
@@ -337,29 +332,8 @@ export async function composePlatform(r: OpenedResources): Promise<ComposedPlatf
 
   await run.start();
 
-  // The model gateway (issue 18): the catalogue's model records in, usage out to metering (billing
-  // samples, then the per-call log behind GET /v0/models/{name}/usage; both idempotent per call).
-  const billedModelUsage = modelUsageSink(store);
-  const modelCalls = modelCallLog(store, { retentionMs: config.models.callRetentionDays * 86_400_000 });
-  const modelGateway = createModelGatewayPlane({
-    catalogue: gatewayModelRecords(store, shared.secrets),
-    changes: shared.changeFeed,
-    authenticator: shared.authenticator,
-    workspaces: shared.workspaces,
-    usageSink: {
-      record: async (calls) => {
-        await billedModelUsage.record(calls);
-        await modelCalls.record(calls);
-      },
-    },
-    usageHistory: modelUsageHistory(store),
-    upstream: config.models,
-    selfPort: r.boundPort,
-    onUsageError: (err) => logger.warn({ err }, 'model usage not recorded yet; retried with the next batch'),
-    onCalls: (calls) => {
-      if (logger.isLevelEnabled('debug')) logger.debug({ calls }, 'model gateway calls');
-    },
-  });
+  // The model gateway (issue 18; compose-model-gateway.ts).
+  const modelGateway = composeModelGateway({ store, shared, config, logger, selfPort: r.boundPort });
 
   // Metering (planes/metering/ARCHITECTURE.md): the meter listens to the same change feed.
   const meter = createMeter(store, logger, Date.now, run.usage);
