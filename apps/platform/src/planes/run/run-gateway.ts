@@ -38,6 +38,7 @@ import {
 import type { AsyncRuns } from './triggers/async-runs.js';
 import { asyncAddress } from './triggers/async-address.js';
 import type { TriggerRoutes } from './triggers/trigger-routes.js';
+import { HOP_BY_HOP, PLATFORM_CREDENTIALS } from '../../framework/forwarded-headers.js';
 
 export interface RunGatewayDeps {
   controller: Pick<RunController, 'record' | 'readyReplica' | 'ready' | 'pinSession'>;
@@ -60,17 +61,7 @@ const LABELS = { agent: 'agent', function: 'function', application: 'application
  * platform's own credential headers. `Authorization` stays: an application is a public web app
  * whose own auth may use it (as a preview's app does), the platform authenticates none of it.
  */
-const APP_DROP: ReadonlySet<string> = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'upgrade',
-  'trailer',
-  'x-service-authorization',
-  'x-blaxel-authorization',
-]);
+const APP_DROP: ReadonlySet<string> = new Set([...HOP_BY_HOP, ...PLATFORM_CREDENTIALS]);
 const target = (replica: Replica, addr: RunAddress) => ({
   host: replica.ip,
   port: replica.port,

@@ -3,25 +3,19 @@
  * one exchange with the replica, its answer captured up to MAX_RESPONSE_BYTES.
  */
 import { request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { HOP_BY_HOP, PLATFORM_CREDENTIALS } from '../../../framework/forwarded-headers.js';
 import { RunError } from '../run-error.js';
 import type { Replica } from '../replica-sets.js';
 
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
 
 /** Request headers not forwarded (nor kept on disk): hop-by-hop and the platform's credentials. */
-const DROP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'upgrade',
-  'trailer',
+const DROP = new Set<string>([
+  ...HOP_BY_HOP,
   'host',
   'content-length',
   'authorization',
-  'x-service-authorization',
-  'x-blaxel-authorization',
+  ...PLATFORM_CREDENTIALS,
 ]);
 
 /** The caller's headers the agent gets: its own (thread id, cookies …), never the credentials. */

@@ -13,20 +13,10 @@ import {
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { SANDBOXD_TOKEN_HEADER } from '../sandbox-credentials.js';
+import { HOP_BY_HOP, PLATFORM_CREDENTIALS } from '../../../framework/forwarded-headers.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and the caller's platform credentials, never forwarded. */
-const DROP_REQUEST = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'upgrade',
-  'trailer',
-  'authorization',
-  'x-service-authorization',
-  'x-blaxel-authorization',
-]);
+const DROP_REQUEST = new Set<string>([...HOP_BY_HOP, 'authorization', ...PLATFORM_CREDENTIALS]);
 const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade']);
 
 export interface Upstream {
