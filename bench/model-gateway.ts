@@ -177,10 +177,15 @@ const samples = {
   gateway: { plain: [] as number[], stream: [] as number[] },
 };
 const rps = { direct: [] as number[], gateway: [] as number[], relay: [] as number[] };
+/** Per round, the gateway's non-streaming p99 added: whether the tail follows the bursts. */
+const roundP99: string[] = [];
 for (let r = 0; r < ROUNDS; r++) {
   for (const t of ['direct', 'gateway'] as const) {
-    samples[t].plain.push(...(await latencies(t, false)));
+    const plain = await latencies(t, false);
+    samples[t].plain.push(...plain);
     samples[t].stream.push(...(await latencies(t, true)));
+    if (t === 'gateway')
+      roundP99.push((pct(plain, 0.99) - pct(samples.direct.plain.slice(-ITERATIONS), 0.99)).toFixed(2));
   }
   for (const t of ['direct', 'gateway', 'relay'] as const) rps[t].push(await throughput(t));
 }
@@ -200,6 +205,7 @@ console.log(
 );
 console.log(row('non-streaming', 'plain'));
 console.log(row('streaming TTFT', 'stream'));
+console.log(`non-streaming p99 added per round (ms): ${roundP99.join(', ')}`);
 console.log(
   `requests/s @${CONCURRENCY}          direct ${med(rps.direct).toFixed(0)}  gateway ${med(rps.gateway).toFixed(0)}  ratio ${(med(rps.gateway) / med(rps.direct)).toFixed(2)}x  (per round: direct ${rps.direct.map((x) => x.toFixed(0)).join(',')}; gateway ${rps.gateway.map((x) => x.toFixed(0)).join(',')})`,
 );

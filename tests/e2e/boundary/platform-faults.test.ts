@@ -403,13 +403,15 @@ describe.skipIf(missing !== null)(`platform faults${missing ? ` (skipped: ${miss
     // The first pass after start takes it (the periodic one would come only after 30 s).
     await waitFor('the orphan reaped', async () => (engineIds(home).includes(id) ? undefined : true), 10_000);
     // The runc state goes first, then mounts, disk and network: its veth pin may go a moment later.
+    // Under a loaded host (the whole suite at once) the teardown's nft and ip steps queue behind
+    // other files' work: a generous wait, then the list of what is left says what stuck.
     await waitFor(
       'its host objects removed',
       async () => (hostLeftovers([id]).length ? undefined : true),
-      10_000,
-    );
+      30_000,
+    ).catch(() => undefined);
     expect(hostLeftovers([id])).toEqual([]);
     // The one with a record survived the restart and the reaping.
     expect((await getSandbox(p, 'steady')).status).toBe('DEPLOYED');
-  });
+  }, 120_000);
 });
