@@ -222,4 +222,30 @@ describe('async runs', () => {
     expect(readdirSync(spoolDir)).not.toContain(`${id}.req`);
     expect(delivered.has(id)).toBe(false);
   });
+
+  it('a request the spool cannot store is refused (503, Retry-After), never answered 202 nor counted', async () => {
+    const kept = runs;
+    const spool = new AsyncSpool(spoolDir);
+    runs = new AsyncRuns({
+      ...deps,
+      spool: {
+        save: async () => {
+          throw new Error('ENOSPC: no space left on device');
+        },
+        remove: (id) => spool.remove(id),
+        load: () => spool.load(),
+      },
+    });
+    try {
+      const before = counted.length;
+      const res = await post('/full');
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(((await res.json()) as { error: string }).error).toMatch(/could not be stored/);
+      expect(counted.length).toBe(before);
+    } finally {
+      await runs.stop();
+      runs = kept;
+    }
+  });
 });

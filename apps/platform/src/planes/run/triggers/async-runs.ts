@@ -125,7 +125,7 @@ export class AsyncRuns {
     }
     this.refuseWhenFull(addr.workspace); // before reading the body: a full queue costs nothing
     const body = await readBody(req, this.d.limits.maxBodyBytes);
-    const lane = this.refuseWhenFull(addr.workspace); // others may have queued meanwhile
+    this.refuseWhenFull(addr.workspace); // others may have queued meanwhile
     if (this.queuedBytes + body.length > MAX_QUEUED_BYTES) {
       throw new RunError(503, 'too many async request bodies wait on this platform; retry shortly', 5);
     }
@@ -142,12 +142,14 @@ export class AsyncRuns {
       deadline: at + 1000 * (trigger?.timeoutSeconds ?? DEFAULT_ASYNC_TIMEOUT_SECONDS),
     };
     // Its place in the queue is held while it is written: the 202 promises it is on disk.
+    const lane = this.lane(addr.workspace);
     this.queuedBytes += body.length;
     lane.saving++;
     try {
       await this.d.spool.save(spooled(job), body);
     } catch (err) {
       this.queuedBytes -= body.length;
+      if (lane.running + lane.waiting.length + lane.saving === 1) this.lanes.delete(addr.workspace);
       this.d.logger.error({ err, record: record.name }, 'async request not stored');
       throw new RunError(503, 'the async request could not be stored on this platform; retry shortly', 5);
     } finally {
@@ -210,8 +212,9 @@ export class AsyncRuns {
     await Promise.allSettled([...this.inflight]);
   }
 
-  private refuseWhenFull(workspace: string): Lane {
-    const lane = this.lane(workspace);
+  /** Throws 429 when the workspace's queue is full; makes no lane (a refused caller leaves none). */
+  private refuseWhenFull(workspace: string): void {
+    const lane = this.lanes.get(workspace) ?? { running: 0, waiting: [], saving: 0 };
     const waiting = lane.waiting.length + lane.saving;
     if (waiting >= this.d.limits.queue && lane.running >= this.d.limits.concurrency) {
       throw new RunError(
@@ -220,7 +223,6 @@ export class AsyncRuns {
         5,
       );
     }
-    return lane;
   }
 
   private lane(workspace: string): Lane {
