@@ -199,7 +199,9 @@ export class Buildah {
     return this.gate.exclusive(async () => {
       const none = new AbortController().signal;
       const list = async () =>
-        parseImages(await this.run(['images', '--all', '--json', '--filter', 'dangling=true'], () => {}, none));
+        parseImages(
+          await this.run(['images', '--all', '--json', '--filter', 'dangling=true'], () => {}, none),
+        );
       const before = await list();
       const du = await run('du', ['-sb', this.o.root], () => {}, none, 120_000);
       if (Number(du.split('\t')[0]) > limits.maxBytes) {
