@@ -41,15 +41,7 @@ export interface Upstream {
 }
 
 /** Hop-by-hop request headers only: what a preview drops (its app may use Authorization). */
-export const HOP_BY_HOP_REQUEST: ReadonlySet<string> = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'upgrade',
-  'trailer',
-]);
+export const HOP_BY_HOP_REQUEST: ReadonlySet<string> = new Set(HOP_BY_HOP);
 
 function forwardHeaders(
   headers: IncomingHttpHeaders,
