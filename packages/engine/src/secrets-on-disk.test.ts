@@ -34,6 +34,7 @@ describe.skipIf(missing !== null)(
 
     afterAll(async () => {
       for (const c of created) await engine.deleteSandbox(c).catch(() => undefined);
+      await engine.network.release().catch(() => false); // its bridge and firewall, if it made them
       execFileSync('sh', ['-c', `umount ${RUN_DIR}/bundles 2>/dev/null; true`]);
     }, 60_000);
 

@@ -7,7 +7,7 @@
 // dependency-free package.json — the build then needs no npm; a user deploys the folder itself
 // (`tarmac deploy examples/mcp-server`, npm installs the SDK during the build: its README).
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -17,17 +17,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { zipOf } from '../../../apps/platform/src/planes/builds/test-archives.js';
 import { filesContaining } from '../../../packages/engine/src/test-support/files-containing.js';
 import { REPO_ROOT, type RunningPlatform } from '../support/platform.js';
-import { removeRunWorkloads } from '../support/run-workloads.js';
-import {
-  engineIds,
-  hostLeftovers,
-  IMAGE_CACHE,
-  json,
-  missingBuildCapability,
-  removeHome,
-  startSandboxPlatform,
-  waitFor,
-} from '../sandboxes/support.js';
+import { closeRunPlatform, removeRunWorkloads } from '../support/run-workloads.js';
+import { json, missingBuildCapability, startSandboxPlatform, waitFor } from '../sandboxes/support.js';
 
 const skip = missingBuildCapability();
 const SECRET = `mcp-s3cret-${Math.random().toString(36).slice(2)}`;
@@ -111,19 +102,8 @@ describe.skipIf(skip !== null)(
 
     afterAll(async () => {
       if (!p) return;
-      for (const id of engineIds(p.home)) ids.add(id);
       await removeRunWorkloads(p).catch(() => undefined);
-      const left = engineIds(p.home);
-      await p.stop();
-      expect(left).toEqual([]);
-      expect(hostLeftovers([...ids])).toEqual([]);
-      if (workspaceId) {
-        for (const d of readdirSync(IMAGE_CACHE)) {
-          if (decodeURIComponent(d).startsWith(`ws-${workspaceId}/`))
-            rmSync(join(IMAGE_CACHE, d), { recursive: true, force: true });
-        }
-      }
-      removeHome(p.home);
+      await closeRunPlatform(p, ids, workspaceId);
     }, 180_000);
 
     it('tools/list and tools/call through the run URL with the official MCP client; the connection secret is env', async () => {

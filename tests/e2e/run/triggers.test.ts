@@ -15,22 +15,14 @@
 // it and delivers its callback under the same id (triggers/async-spool.ts).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zipOf } from '../../../apps/platform/src/planes/builds/test-archives.js';
 import { verifyCallback } from '../../../apps/platform/src/planes/run/triggers/callback-signature.js';
 import type { RunningPlatform } from '../support/platform.js';
-import {
-  engineIds,
-  hostLeftovers,
-  IMAGE_CACHE,
-  json,
-  missingBuildCapability,
-  removeHome,
-  startSandboxPlatform,
-  waitFor,
-} from '../sandboxes/support.js';
+import { json, missingBuildCapability, startSandboxPlatform, waitFor } from '../sandboxes/support.js';
+import { closeRunPlatform } from '../support/run-workloads.js';
 import { APP_MEMBERS, type Echo } from './app-image.js';
 
 const skip = missingBuildCapability();
@@ -183,22 +175,7 @@ describe.skipIf(skip !== null)(`run plane: triggers and metering${skip ? ` (skip
     if (p) {
       const list = await json<Array<{ metadata: { name: string } }>>(await api('/v0/agents')).catch(() => []);
       for (const r of list) await api(`/v0/agents/${r.metadata.name}`, { method: 'DELETE' });
-      for (const id of engineIds(p.home)) ids.add(id);
-      const gone = await waitFor(
-        'every replica removed',
-        async () => (engineIds(p.home).length === 0 ? true : undefined),
-        30_000,
-      ).catch(() => false);
-      await p.stop();
-      expect(gone).toBe(true);
-      expect(hostLeftovers([...ids])).toEqual([]);
-      if (workspaceId) {
-        for (const d of readdirSync(IMAGE_CACHE)) {
-          if (decodeURIComponent(d).startsWith(`ws-${workspaceId}/`))
-            rmSync(join(IMAGE_CACHE, d), { recursive: true, force: true });
-        }
-      }
-      removeHome(p.home);
+      await closeRunPlatform(p, ids, workspaceId);
     }
     await new Promise<void>((r) => receiver.close(() => r()));
     if (v6) await new Promise<void>((r) => v6!.close(() => r()));
