@@ -28,7 +28,10 @@ export interface JobRunnerDeps {
   logger: Logger;
   /** Task containers running at once per workspace (TARMAC_JOBS_WORKSPACE_CAPACITY). */
   capacityPerWorkspace: number;
+  /** Pass interval while executions are active (default 100 ms). */
   tickMs?: number;
+  /** Pass interval while none is active (default 2 s); kicks still run a pass at once. */
+  idleTickMs?: number;
   now?: () => number;
   /** Told when an attempt's container ended (metering: job_compute_runtime_gbs). */
   onUsage?: (usage: TaskUsage) => void;

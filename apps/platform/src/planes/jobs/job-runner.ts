@@ -31,6 +31,9 @@ export class JobRunner {
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
   private again = false;
+  /** Active executions the last pass saw, and when it ran: an idle runner polls the store rarely. */
+  private lastActive = 0;
+  private lastPassAt = 0;
   /** Passes run only between start() and stop(). */
   private started = false;
   private stopped = false;
@@ -52,7 +55,15 @@ export class JobRunner {
     this.started = true;
     await this.containers.sweep().catch((err) => this.d.logger.error({ err }, 'job container sweep failed'));
     await this.pass();
-    this.timer = setInterval(() => this.kick(), this.d.tickMs ?? 100);
+    // Every tick while executions are active (timeouts, backoffs, exits). With none, a pass only
+    // every idleTickMs: every way an execution becomes active (create, cancel, a container that
+    // stops) kicks a pass at once, so idle polling only guards against a missed notice. It keeps
+    // the store queries (and their garbage) off the event loop that serves every request.
+    const idleTickMs = this.d.idleTickMs ?? 2000;
+    this.timer = setInterval(() => {
+      if (this.lastActive === 0 && this.now() - this.lastPassAt < idleTickMs) return;
+      this.kick();
+    }, this.d.tickMs ?? 100);
     this.timer.unref();
   }
 
@@ -153,7 +164,9 @@ export class JobRunner {
   }
 
   private async pass(): Promise<void> {
+    this.lastPassAt = this.now();
     const rows = await this.activeRows();
+    this.lastActive = rows.length;
     const observed: ExecutionRow[] = [];
     for (const row of rows) observed.push((await this.observe(row)) ?? row);
     const load = new Map<string, number>();
