@@ -4,9 +4,10 @@
 //    samples, outside the measurement) and without it (the same image, a shape the pool does not
 //    hold), against `podman run --rootfs` on the same Debian rootfs when podman is installed;
 //    samples interleaved;
-//  - the request after a 7-second pause vs the one just before it (back to back), paired;
+//  - the request after a 7-second pause vs the one just before it (back to back), paired, beside
+//    the same for two bare Node hops (bare-relay.mjs in front of a trivial server): the host's share;
 //  - what a pooled sandbox costs the host (its memory cgroup, frozen).
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { readyPoolMembers } from '../tests/e2e/sandboxes/pool-support.js';
 import type { RunningPlatform } from '../tests/e2e/support/platform.js';
@@ -106,30 +107,89 @@ export function podmanFirstCommand(rootfs: string): number {
   return performance.now() - t;
 }
 
-/** Pairs of (back-to-back request, request after `pauseMs` of silence) to one sandbox, ms. */
-export async function pausePairs(
-  p: RunningPlatform,
-  name: string,
-  n: number,
-  pauseMs: number,
-): Promise<{ warm: number[]; afterPause: number[] }> {
-  const url = `${p.url}/${p.credentials.workspace}/sandboxes/${name}/health`;
-  const headers = { authorization: `Bearer ${p.credentials.apiKey}` };
-  const one = async () => {
+/** One timed request (ms), throwing unless it answered 2xx. */
+export type Probe = () => Promise<number>;
+
+const timedGet =
+  (url: string, headers: Record<string, string> = {}): Probe =>
+  async () => {
     const t = performance.now();
     const res = await fetch(url, { headers });
     await res.arrayBuffer();
-    if (!res.ok) throw new Error(`status ${res.status}`);
+    if (!res.ok) throw new Error(`${url}: status ${res.status}`);
     return performance.now() - t;
   };
-  for (let i = 0; i < 20; i++) await one();
-  const warm: number[] = [];
-  const afterPause: number[] = [];
-  for (let i = 0; i < n; i++) {
-    await one();
-    warm.push(await one());
-    await sleep(pauseMs);
-    afterPause.push(await one());
+
+/** GET {sandbox}/health through the platform's gateway: client → platform → sandboxd. */
+export function gatewayHealth(p: RunningPlatform, name: string): Probe {
+  return timedGet(`${p.url}/${p.credentials.workspace}/sandboxes/${name}/health`, {
+    authorization: `Bearer ${p.credentials.apiKey}`,
+  });
+}
+
+/**
+ * The same two hops with none of our code (the host's own cost of a request after a pause): a
+ * trivial node:http server behind bench/support/bare-relay.mjs (Node's HTTP server and an undici
+ * pool), each its own process, keep-alive 65 s like the platform's.
+ */
+export async function bareTwoHops(): Promise<{ probe: Probe; close(): void }> {
+  const port = (child: ChildProcess) =>
+    new Promise<number>((resolve, reject) => {
+      child.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
+      child.once('exit', (code) => reject(new Error(`bare hop exited (${code})`)));
+    });
+  const server = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const s = require('node:http').createServer((q, r) => r.end('{"status":"ok"}')); s.keepAliveTimeout = 65000; s.listen(0, '127.0.0.1', () => console.log(s.address().port));`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const serverPort = await port(server);
+  const relay = spawn(
+    process.execPath,
+    [
+      new URL('./support/bare-relay.mjs', import.meta.url).pathname,
+      `http://127.0.0.1:${serverPort}`,
+      'Bearer x',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const relayPort = await port(relay).catch((err: unknown) => {
+    server.kill();
+    throw err;
+  });
+  return {
+    probe: timedGet(`http://127.0.0.1:${relayPort}/health`),
+    close() {
+      relay.kill();
+      server.kill();
+    },
+  };
+}
+
+/**
+ * Pairs of (back-to-back request, request after `pauseMs` of silence), ms, per target. The
+ * targets take the pauses in turn, so each pause's first request is that target's own.
+ */
+export async function pausePairs(
+  targets: Record<string, Probe>,
+  n: number,
+  pauseMs: number,
+): Promise<Record<string, { warm: number[]; afterPause: number[] }>> {
+  const out: Record<string, { warm: number[]; afterPause: number[] }> = {};
+  for (const [name, one] of Object.entries(targets)) {
+    for (let i = 0; i < 20; i++) await one();
+    out[name] = { warm: [], afterPause: [] };
   }
-  return { warm, afterPause };
+  for (let i = 0; i < n; i++) {
+    for (const [name, one] of Object.entries(targets)) {
+      await one();
+      out[name]!.warm.push(await one());
+      await sleep(pauseMs);
+      out[name]!.afterPause.push(await one());
+    }
+  }
+  return out;
 }

@@ -10,8 +10,8 @@
 //     must answer /health (resumed). Everything is deleted afterwards.
 //  0. (issue 20, bench/sandbox-first-command.ts) time to first command from the warm pool and
 //     without it, against podman on the same rootfs when installed (FIRST=15 samples,
-//     interleaved); the request after a 7-second pause vs back to back (PAUSE_RUNS=15); the host
-//     memory of a pooled sandbox.
+//     interleaved); the request after a 7-second pause vs back to back, beside two bare Node hops
+//     (PAUSE_RUNS=15); the host memory of a pooled sandbox.
 // Reports median, p99 and spread (min..max); ratios to the baseline where one applies.
 //
 //   node --import tsx bench/sandbox.ts            (RUNS=100 RESUME=100 DENSITY=200 MEMORY=4096)
@@ -23,6 +23,8 @@ import { join } from 'node:path';
 import { REPO_ROOT, startPlatform, type RunningPlatform } from '../tests/e2e/support/platform.js';
 import {
   firstCommand,
+  bareTwoHops,
+  gatewayHealth,
   pausePairs,
   podmanFirstCommand,
   podmanMissing,
@@ -247,11 +249,25 @@ async function main(): Promise<void> {
         headers: { authorization: `Bearer ${p.credentials.apiKey}`, 'content-type': 'application/json' },
         body: JSON.stringify({ command: 'sleep 100000', keepAlive: true, timeout: 0 }),
       });
-      const { warm, afterPause } = await pausePairs(p, 'pause', PAUSE_RUNS, 7000);
-      console.log(`request back to back: ${fmt(warm)}`);
-      console.log(`request after a 7 s pause: ${fmt(afterPause)}`);
-      const diff = afterPause.map((x, i) => x - (warm[i] ?? 0));
-      console.log(`  added by the pause (paired): ${fmt(diff)}  [goal: within 0.5 ms at the median]`);
+      // Baseline in the same run: the same two hops with none of our code, pauses taken in turn.
+      const bare = await bareTwoHops();
+      let pairs: Awaited<ReturnType<typeof pausePairs>>;
+      try {
+        pairs = await pausePairs({ platform: gatewayHealth(p, 'pause'), bare: bare.probe }, PAUSE_RUNS, 7000);
+      } finally {
+        bare.close();
+      }
+      const added = (t: string) => pairs[t]!.afterPause.map((x, i) => x - (pairs[t]!.warm[i] ?? 0));
+      console.log(`request back to back: ${fmt(pairs.platform!.warm)}`);
+      console.log(`request after a 7 s pause: ${fmt(pairs.platform!.afterPause)}`);
+      console.log(
+        `  added by the pause (paired): ${fmt(added('platform'))}  [goal: within 0.5 ms at the median]`,
+      );
+      console.log(
+        `  baseline, two bare Node hops (client → relay → server, loopback): back to back ${fmt(pairs.bare!.warm)}; added by the pause ${fmt(added('bare'))}`,
+      );
+      const ours = quantile(added('platform'), 0.5) - quantile(added('bare'), 0.5);
+      console.log(`  the platform's own share (median added − bare median added): ${ours.toFixed(2)} ms`);
       await remove(p, ['pause']);
     }
 
