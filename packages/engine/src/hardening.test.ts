@@ -37,8 +37,10 @@ describe.skipIf(missing !== null)(`sandbox hardening${missing ? ` (skipped: ${mi
     for (const c of created) await engine.deleteSandbox(c).catch(() => undefined);
     for (const [e, h] of engines) {
       for (const s of await e.list()) await e.deleteSandbox(s.id).catch(() => undefined);
+      await e.network.release().catch(() => false);
       rmSync(h, { recursive: true, force: true });
     }
+    await engine.network.release().catch(() => false); // this file's bridge, once nothing is on it
   }, 60_000);
 
   const run = async (script: string) => {

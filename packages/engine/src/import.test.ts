@@ -85,6 +85,7 @@ describe.skipIf(missing !== null)(`image import${missing ? ` (skipped: ${missing
   afterAll(async () => {
     for (const id of sandboxes) await engine.deleteSandbox(id).catch(() => undefined);
     for (const r of refs) engine.images.remove(r);
+    await engine.network.release().catch(() => false); // the last user removes the test bridge
     rmSync(work, { recursive: true, force: true });
   }, 60_000);
 

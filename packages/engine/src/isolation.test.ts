@@ -40,6 +40,7 @@ describe.skipIf(missing !== null)(`sandbox isolation${missing ? ` (skipped: ${mi
 
   afterAll(async () => {
     for (const id of created) await engine.deleteSandbox(id).catch(() => undefined);
+    await engine.network.release().catch(() => false); // the last user removes the test bridge
     rmSync(secretDir, { recursive: true, force: true });
     hostServer.close();
   }, 60_000);

@@ -23,6 +23,7 @@ describe.skipIf(missing !== null)(`LocalEngine lifecycle${missing ? ` (skipped: 
 
   afterAll(async () => {
     for (const id of created) await engine.deleteSandbox(id).catch(() => undefined);
+    await engine.network.release().catch(() => false); // the last user removes the test bridge
   }, 60_000);
 
   async function start(prefix: string, memoryMB = 1024) {

@@ -49,6 +49,7 @@ describe.skipIf(missing !== null)(`restart safety${missing ? ` (skipped: ${missi
 
   afterAll(async () => {
     for (const id of created) await engine.deleteSandbox(id).catch(() => undefined);
+    await engine.network.release().catch(() => false); // the last user removes the test bridge
   }, 60_000);
 
   it('a sandbox keeps running after its creator is killed with SIGKILL, and is re-attached', async () => {

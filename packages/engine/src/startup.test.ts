@@ -34,6 +34,7 @@ describe.skipIf(missing !== null)(`sandboxd start-up${missing ? ` (skipped: ${mi
 
   afterAll(async () => {
     if (id) await engine.deleteSandbox(id).catch(() => undefined);
+    await engine.network.release().catch(() => false); // the last user removes the test bridge
   }, 60_000);
 
   const sh = async (script: string) =>

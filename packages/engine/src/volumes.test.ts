@@ -30,6 +30,7 @@ describe.skipIf(missing !== null)(`volumes${missing ? ` (skipped: ${missing})` :
   afterAll(async () => {
     for (const id of sandboxes) await engine.deleteSandbox(id).catch(() => undefined);
     for (const v of volumes) await engine.deleteVolume(v).catch(() => undefined);
+    await engine.network.release().catch(() => false); // the last user removes the test bridge
   }, 60_000);
 
   async function start(prefix: string, volume: string, mountPath: string, readOnly = false) {

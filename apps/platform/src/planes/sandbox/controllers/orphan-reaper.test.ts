@@ -35,6 +35,7 @@ describe.skipIf(missing !== null)(`orphan reaper${missing ? ` (skipped: ${missin
   afterAll(async () => {
     for (const { id } of made) await engine.deleteSandbox(id).catch(() => undefined);
     for (const { id, ip } of made) expect(await engine.leftovers(id, ip)).toEqual([]);
+    await engine.network.release().catch(() => false); // the last user removes the test bridge
     await dispose?.();
     rmSync(home, { recursive: true, force: true });
   }, 60_000);
