@@ -42,6 +42,7 @@ for (const db of testDatabases(process.env)) {
         await ctl?.stop();
         for (const { id } of engineIds) await engine.deleteSandbox(id).catch(() => undefined);
         for (const { id, ip } of engineIds) expect(await engine.leftovers(id, ip)).toEqual([]);
+        await engine.network.release().catch(() => false); // the last user removes the test bridge
         await dispose?.();
       }, 60_000);
 
