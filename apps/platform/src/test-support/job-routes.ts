@@ -9,14 +9,14 @@ import type { PlatformDeps } from '../app.js';
 import { SecretBox } from '../framework/secrets.js';
 import { jobReader } from '../planes/catalogue/jobs/job-reader.js';
 import { toExecution } from '../planes/catalogue/jobs/job-executions.service.js';
-import { createJobsPlane, type JobsPlane } from '../planes/jobs/jobs-plane.js';
+import { createJobsPlane, type JobsPlane, type JobsPlaneDeps } from '../planes/jobs/jobs-plane.js';
 
-export function testJobsPlane(store: Store, secretKey: Uint8Array, logger: Logger): JobsPlane {
+/** The jobs plane's engine and setup when there is none: every call is EngineUnavailableError. */
+export function unavailableJobsEngine(): Pick<JobsPlaneDeps, 'engine' | 'setup'> {
   const noEngine = async (): Promise<never> => {
     throw new EngineUnavailableError('jobs runtime', new Error('no engine in in-process HTTP tests'));
   };
-  return createJobsPlane({
-    store,
+  return {
     engine: {
       createSandbox: noEngine,
       inspect: noEngine,
@@ -29,8 +29,15 @@ export function testJobsPlane(store: Store, secretKey: Uint8Array, logger: Logge
       deleteVolume: noEngine,
       listVolumes: noEngine,
     },
-    jobs: jobReader(store, new SecretBox(secretKey)),
     setup: { defaults: noEngine, resolveImage: async (_workspace, ref) => ref },
+  };
+}
+
+export function testJobsPlane(store: Store, secretKey: Uint8Array, logger: Logger): JobsPlane {
+  return createJobsPlane({
+    store,
+    ...unavailableJobsEngine(),
+    jobs: jobReader(store, new SecretBox(secretKey)),
     sealer: new SecretBox(secretKey),
     dataKey: secretKey,
     home: '/nonexistent',

@@ -6,12 +6,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EngineUnavailableError } from '@tarmac/engine';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SecretBox } from '../../framework/secrets.js';
 import { JOB_EXECUTION_KIND } from '../../framework/kinds.js';
 import { openTestPlatform, testDatabases, type TestPlatform } from '../../test-support/harness.js';
+import { unavailableJobsEngine } from '../../test-support/job-routes.js';
 import { until } from '../../test-support/until.js';
 import { JobRunner } from './job-runner.js';
 import { TaskLogArchive } from './task-logs.js';
@@ -38,9 +38,6 @@ describe.each(testDatabases(process.env))('job runner polling on $name', (db) =>
   function countingRunner(): { runner: JobRunner; reads: () => number } {
     let reads = 0;
     const resources = t.store.resources;
-    const noEngine = async (): Promise<never> => {
-      throw new EngineUnavailableError('jobs runtime', new Error('no engine in in-process tests'));
-    };
     const box = new SecretBox(new Uint8Array(32).fill(7));
     const r = new JobRunner({
       resources: {
@@ -51,23 +48,11 @@ describe.each(testDatabases(process.env))('job runner polling on $name', (db) =>
           return resources.listByKind(kind, filter);
         },
       },
-      engine: {
-        createSandbox: noEngine,
-        inspect: noEngine,
-        stopSandbox: noEngine,
-        deleteSandbox: noEngine,
-        readLog: noEngine,
-        ensureImage: noEngine,
-        list: noEngine,
-        createVolume: noEngine,
-        deleteVolume: noEngine,
-        listVolumes: noEngine,
-      },
-      setup: { defaults: noEngine, resolveImage: async (_workspace, ref) => ref },
+      ...unavailableJobsEngine(),
       sealer: box,
       logs: new TaskLogArchive(join(home, 'logs')),
       dataUrl: () => undefined,
-      logger: pino({ level: process.env.DBG ? 'debug' : 'silent' }),
+      logger: pino({ level: 'silent' }),
       // No task ever starts: an execution stays queued (active) for as long as the test looks.
       capacityPerWorkspace: 0,
       tickMs: 50,
