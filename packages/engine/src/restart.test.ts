@@ -49,7 +49,13 @@ describe.skipIf(missing !== null)(`restart safety${missing ? ` (skipped: ${missi
 
   afterAll(async () => {
     for (const id of created) await engine.deleteSandbox(id).catch(() => undefined);
-    await engine.network.release().catch(() => false); // the last user removes the test bridge
+    // This file's sandboxes are made by child processes that die on purpose (createThenDie), so
+    // they never release the bridge they may have made: join its users and leave, and the last
+    // user removes it (a dead user does not count).
+    await engine.network
+      .ensure()
+      .then(() => engine.network.release())
+      .catch(() => false);
   }, 60_000);
 
   it('a sandbox keeps running after its creator is killed with SIGKILL, and is re-attached', async () => {
