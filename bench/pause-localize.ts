@@ -13,6 +13,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PLATFORM_MAIN, startPlatform } from '../tests/e2e/support/platform.js';
+import { sandboxBootEnv } from './support/boot-env.js';
 
 const N = Number(process.env.N ?? 6);
 const PAUSE_MS = Number(process.env.PAUSE_MS ?? 7000);
@@ -67,10 +68,7 @@ try {
   }
   const id = readdirSync(`${p.home}/sandboxes`).find((d) => !d.startsWith('.'))!;
   const rec = JSON.parse(readFileSync(`${p.home}/sandboxes/${id}/sandbox.json`, 'utf8')) as { ip: string };
-  const boot = JSON.parse(readFileSync(`${p.home}/sandboxes/${id}/boot-env.json`, 'utf8')) as Record<
-    string,
-    string
-  >;
+  const boot = sandboxBootEnv(id);
   const targets: Record<string, { url: string; headers: Record<string, string> }> = {
     bare: { url: `http://127.0.0.1:${barePort}/`, headers: {} },
     mgmt: { url: `${p.url}/health`, headers: {} },

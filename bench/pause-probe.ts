@@ -9,6 +9,7 @@
 //   node --import tsx bench/pause-probe.ts
 import { Agent, request } from 'node:http';
 import { startPlatform } from '../tests/e2e/support/platform.js';
+import { sandboxBootEnv } from './support/boot-env.js';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const p = await startPlatform({
@@ -42,10 +43,7 @@ try {
     const id = readdirSync(`${p.home}/sandboxes`).find((d) => !d.startsWith('.'))!;
     const rec = JSON.parse(readFileSync(`${p.home}/sandboxes/${id}/sandbox.json`, 'utf8')) as { ip: string };
     // The sandbox's own env, sandboxd token included (packages/engine boot-env.ts).
-    const boot = JSON.parse(readFileSync(`${p.home}/sandboxes/${id}/boot-env.json`, 'utf8')) as Record<
-      string,
-      string
-    >;
+    const boot = sandboxBootEnv(id);
     const token = boot.TARMAC_SANDBOXD_TOKEN!;
     url = `http://${rec.ip}:8080/health`;
     headers = { 'x-tarmac-sandbox-token': token };
