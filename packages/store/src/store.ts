@@ -3,6 +3,7 @@ import { Kysely, Migrator, PostgresDialect, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
 import { repositories, type Repositories } from './repositories.js';
+import { cachedStatements } from './statement-cache.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -75,7 +76,7 @@ function openSqlite(path: string): Kysely<Database> {
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: cachedStatements(database) }) });
 }
 
 function openPostgres(options: StoreOptions): Kysely<Database> {
