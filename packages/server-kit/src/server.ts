@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import type { ServerEnv } from './context.js';
 import { allowedMethodsOf } from './allowed-methods.js';
+import { bodyLimitOf } from './body-limit.js';
 import { handleError, handleNotFound } from './error-handler.js';
 import { ApiError } from './errors.js';
 import { requestLogging } from './request-log.js';
@@ -26,15 +26,10 @@ export function createManagementApp(options: ManagementServerOptions): Hono<Serv
   const app = new Hono<ServerEnv>();
   app.use(requestLogging(options.logger));
   if (options.maxBodyBytes !== null) {
+    const maxSize = options.maxBodyBytes ?? 1024 * 1024;
     app.use(
-      bodyLimit({
-        maxSize: options.maxBodyBytes ?? 1024 * 1024,
-        onError: () => {
-          throw new ApiError(
-            'payload_too_large',
-            `Request body larger than ${options.maxBodyBytes ?? 1024 * 1024} bytes`,
-          );
-        },
+      bodyLimitOf(maxSize, () => {
+        throw new ApiError('payload_too_large', `Request body larger than ${maxSize} bytes`);
       }),
     );
   }
