@@ -31,8 +31,9 @@ export async function claimSandbox(
   // Before the first await: the file is the claimed one by the time this call returns.
   const boot = bootEnvFile(host.bundles.find(id, host.files.layout(id)).bootDir);
   writeBootEnv(boot, claimedBootEnv(readBootEnv(boot), o.hostname, o.env), host.idRange);
-  host.files.write({ ...rec, labels: o.labels });
-  if (!(await setting)) {
+  // The labels only matter to the platform's own bookkeeping: written while the setter works.
+  const [set] = await Promise.all([setting, host.files.writeAsync({ ...rec, labels: o.labels })]);
+  if (!set) {
     const args = [`--target=${pid}`, '--uts', '--', 'hostname', o.hostname];
     await host.runner.run('nsenter', args, { timeoutMs: 5000 });
   }
