@@ -12,6 +12,18 @@ import { LIMITS } from './limits.js';
  * sandboxd buffer an unbounded body (issue 19 item 6).
  */
 export async function readTextCapped(req: Request, cap: number = LIMITS.jsonBodyBytes): Promise<string> {
+  const declared = req.headers.get('content-length');
+  // A declared length is the whole body (node's parser delivers no more than it says): read in
+  // one go, which @hono/node-server does straight from the socket, not through the WHATWG stream
+  // that reading `req.body` builds (a whole undici Request, ~0.3 ms of every exec on the 2-core
+  // host; issue 20). Chunked bodies are counted as they come, below.
+  if (declared !== null && req.headers.get('transfer-encoding') === null && Number(declared) <= cap) {
+    try {
+      return await req.text();
+    } catch (err) {
+      throw badRequest(`invalid request body: ${(err as Error).message}`);
+    }
+  }
   return (await readBytesCapped(req, cap)).toString('utf8');
 }
 
