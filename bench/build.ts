@@ -101,7 +101,8 @@ async function open(label: string, root: string, bridge: string, subnet: string)
   const cli = cliOf(root);
   const starts = Array.from({ length: 5 }, () => timed(process.execPath, [cli, 'deploy', '--help']).secs);
   const p = await startPlatform({
-    main: join(root, 'apps/platform/dist/main.js'),
+    // PLATFORM_MAIN: another entry for this checkout's side (e.g. a wrapper that profiles it).
+    main: (label === 'platform' && process.env.PLATFORM_MAIN) || join(root, 'apps/platform/dist/main.js'),
     timeoutMs: 15 * 60_000,
     env: { TARMAC_IMAGE_DIR: imageDir(label), TARMAC_BRIDGE: bridge, TARMAC_SUBNET: subnet },
   });

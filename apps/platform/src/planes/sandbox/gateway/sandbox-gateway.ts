@@ -19,8 +19,8 @@ import { SANDBOX_KIND } from '../records/sandbox-record.js';
 import { AccessCache } from '../../../framework/access-cache.js';
 import { SandboxProxy } from './proxy.js';
 import {
-  closedSignal,
   DEFAULT_START_WAIT_MS,
+  lazyClosedSignal,
   NotLive,
   untilLive,
   type StartWaiters,
@@ -104,7 +104,7 @@ export class SandboxGateway {
     }
     let entry: LiveSandbox;
     try {
-      entry = await this.admit(req, target, closedSignal(res));
+      entry = await this.admit(req, target, lazyClosedSignal(res));
     } catch (err) {
       if (res.destroyed) return; // the caller left while held
       return this.fail(res, err);
@@ -125,7 +125,7 @@ export class SandboxGateway {
   async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: SandboxTarget): Promise<void> {
     let entry: LiveSandbox;
     try {
-      entry = await this.admit(req, target, closedSignal(socket));
+      entry = await this.admit(req, target, lazyClosedSignal(socket));
     } catch (err) {
       if (socket.destroyed) return;
       const status = err instanceof GatewayError ? err.status : 500;
@@ -178,7 +178,11 @@ export class SandboxGateway {
   }
 
   /** Authenticates, finds the live sandbox, and resumes it: everything before the first byte out. */
-  private async admit(req: IncomingMessage, target: SandboxTarget, gone: AbortSignal): Promise<LiveSandbox> {
+  private async admit(
+    req: IncomingMessage,
+    target: SandboxTarget,
+    gone: () => AbortSignal,
+  ): Promise<LiveSandbox> {
     const token = bearer(req);
     if (!token)
       throw new GatewayError(401, 'Missing bearer token: send "Authorization: Bearer <API key or JWT>"');
@@ -192,7 +196,7 @@ export class SandboxGateway {
       await this.d.ready.catch(() => undefined);
       entry = this.d.live.get(found.workspace, found.name);
     }
-    entry ??= await this.untilLive(found.workspace, found.name, gone);
+    entry ??= await this.untilLive(found.workspace, found.name, gone());
     try {
       this.d.touch(entry);
     } catch (err) {
