@@ -21,7 +21,7 @@ import type { ChangeFeed } from '../../../framework/change-feed.js';
 import { HOP_BY_HOP_REQUEST, SandboxProxy, type Upstream } from '../gateway/proxy.js';
 import type { SandboxGatewayDeps } from '../gateway/sandbox-gateway.js';
 import {
-  closedSignal,
+  lazyClosedSignal,
   DEFAULT_START_WAIT_MS,
   NotLive,
   untilLive,
@@ -127,7 +127,7 @@ export class PreviewGateway {
     let admitted: Admitted;
     try {
       if (await this.sessionPreflight(req, res, address)) return;
-      admitted = await this.admit(req, address, closedSignal(res));
+      admitted = await this.admit(req, address, lazyClosedSignal(res));
     } catch (err) {
       if (elsewhere && notOurs(err, address)) return elsewhere();
       if (res.destroyed) return; // the caller left while held
@@ -153,7 +153,7 @@ export class PreviewGateway {
   ): Promise<void> {
     let admitted: Admitted;
     try {
-      admitted = await this.admit(req, address, closedSignal(socket));
+      admitted = await this.admit(req, address, lazyClosedSignal(socket));
     } catch (err) {
       if (elsewhere && notOurs(err, address)) return elsewhere();
       if (socket.destroyed) return;
@@ -220,7 +220,11 @@ export class PreviewGateway {
   }
 
   /** Route, access, resume: everything before the first byte goes to the sandbox. */
-  private async admit(req: IncomingMessage, address: PreviewAddress, gone: AbortSignal): Promise<Admitted> {
+  private async admit(
+    req: IncomingMessage,
+    address: PreviewAddress,
+    gone: () => AbortSignal,
+  ): Promise<Admitted> {
     const route = await this.routes.lookup(address);
     if (!route) throw new PreviewError(404, 'preview not found', true);
     if (route.endsAtMs !== undefined && route.endsAtMs <= this.now()) {
@@ -271,7 +275,7 @@ export class PreviewGateway {
   }
 
   /** The preview's sandbox once live: a starting one holds the request (issue 14 item 1). */
-  private async liveSandbox(route: PreviewRoute, gone: AbortSignal): Promise<LiveSandbox> {
+  private async liveSandbox(route: PreviewRoute, gone: () => AbortSignal): Promise<LiveSandbox> {
     let entry = this.d.live.get(route.workspace, route.sandbox);
     if (!entry && this.d.ready) {
       await this.d.ready.catch(() => undefined);
@@ -289,7 +293,7 @@ export class PreviewGateway {
         },
         route.workspace,
         route.sandbox,
-        gone,
+        gone(),
       );
     } catch (err) {
       if (err instanceof NotLive) {
