@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BridgeNetwork } from './network.js';
 import { sandboxMac } from './port-filter.js';
-import { ProcessRunner } from './runner.js';
+import { ProcessRunner, type CommandRunner } from './runner.js';
 
 const BRIDGE = 'tarmacnwunit0';
 /** A bridge made by hand, as an older engine left it. */
@@ -112,6 +112,34 @@ describe.skipIf(skip !== null)(`bridge port pinning${skip ? ` (skipped: ${skip})
     expect(pinnedPorts()).toContain(`"${b.hostVeth}"`);
     await net.detach(ids[1]!, b.ip);
     expect(await net.leftovers(ids[1]!, b.ip)).toEqual([]);
+  });
+
+  it('a detach during a start-up setup leaves no pin behind (the setup listed the port before it went)', async () => {
+    const a = await make().attach(ids[0]!);
+    // A restarted engine's setup lists the bridge's ports, then (held here until the detach has
+    // run) writes the filter with their pins; meanwhile the orphan reaper deletes the sandbox.
+    let listed!: () => void;
+    const portsListed = new Promise<void>((r) => (listed = r));
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const real = new ProcessRunner();
+    const runner: CommandRunner = {
+      run: async (cmd, args, opts) => {
+        if (cmd === 'nft' && opts?.input?.includes('flush chain')) await held;
+        const out = await real.run(cmd, args, opts);
+        if (cmd === 'ip' && args.includes('master')) listed();
+        return out;
+      },
+    } as CommandRunner;
+    const restarted = new BridgeNetwork({ bridge: BRIDGE, subnet: '10.242.0.0/24' }, runner, leaseDir);
+    const setup = restarted.ensure();
+    await portsListed;
+    const detached = restarted.detach(ids[0]!, a.ip);
+    await new Promise((r) => setTimeout(r, 100));
+    release();
+    await Promise.all([setup, detached]);
+    expect(pinnedPorts()).not.toContain(`"${a.hostVeth}"`);
+    expect(await restarted.leftovers(ids[0]!, a.ip)).toEqual([]);
   });
 
   it("fixes an older bridge's MAC where it is, and gives a port-less one (00:..:00) a real one", async () => {

@@ -166,6 +166,10 @@ export class BridgeNetwork {
   /** Removes veth (synchronously, unlike netns teardown), netns and pin, and frees the address. */
   async detach(id: string, ip: string | null): Promise<void> {
     const veth = this.hostVeth(id);
+    // A setup in progress (a platform start) may have listed this port before its link goes and
+    // re-pin it after our unpin, leaving a pin for a port that is gone (the orphan reaper deletes
+    // at start). Its outcome does not matter here: only that its pins are in before we unpin.
+    await this.ready?.catch(() => undefined);
     await settleAll([
       this.runner.run('ip', ['-force', '-batch', '-'], {
         input: `link del ${veth}\nnetns del ${this.netnsName(id)}\n`,
