@@ -4,6 +4,7 @@ import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
 import { repositories, type Repositories } from './repositories.js';
 import { cachedStatements } from './statement-cache.js';
+import { startWalCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -35,7 +36,9 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
  */
 export async function openStore(options: StoreOptions): Promise<Store> {
   const isPostgres = /^postgres(ql)?:\/\//.test(options.databaseUrl);
-  const db = isPostgres ? openPostgres(options) : openSqlite(options.databaseUrl);
+  const { db, checkpointer } = isPostgres
+    ? { db: openPostgres(options), checkpointer: undefined }
+    : openSqlite(options.databaseUrl);
   if (isPostgres && options.schema) {
     if (!SCHEMA_NAME.test(options.schema)) throw new Error(`invalid schema name "${options.schema}"`);
     await sql`create schema if not exists ${sql.id(options.schema)}`.execute(db);
@@ -52,6 +55,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   }).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
+    await checkpointer?.stop();
     await db.destroy();
     throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`, {
       cause: error,
@@ -66,17 +70,24 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    close: () => db.destroy(),
+    close: async () => {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
   };
 }
 
-function openSqlite(path: string): Kysely<Database> {
+function openSqlite(path: string): { db: Kysely<Database>; checkpointer: WalCheckpointer | undefined } {
   const database = new BetterSqlite3(path);
-  database.pragma('journal_mode = WAL');
+  const wal = database.pragma('journal_mode = WAL', { simple: true }) === 'wal';
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: cachedStatements(database) }) });
+  return {
+    db: new Kysely<Database>({ dialect: new SqliteDialect({ database: cachedStatements(database) }) }),
+    // A file database's checkpoints run in a worker (wal-checkpointer.ts); `:memory:` has no WAL.
+    checkpointer: wal ? startWalCheckpointer(database, path) : undefined,
+  };
 }
 
 function openPostgres(options: StoreOptions): Kysely<Database> {

@@ -69,7 +69,12 @@ export class StandbyController {
       const wasStandby = entry.state === 'STANDBY';
       entry.state = 'RUNNING';
       entry.freezing = false;
-      if (wasStandby) void this.record(entry, 'RUNNING', 'Resumed by a request').catch(() => undefined);
+      if (wasStandby) {
+        // After the request has gone on to sandboxd (the proxy writes it from microtasks and
+        // next-ticks; immediates run after them): the store write is not on the resume's path.
+        const at = new Date(this.now());
+        setImmediate(() => void this.record(entry, 'RUNNING', 'Resumed by a request', at));
+      }
     }
   }
 
@@ -133,7 +138,12 @@ export class StandbyController {
   }
 
   /** Writes the state change as the record's state and an event (spec "State changes are events"). */
-  private async record(entry: LiveSandbox, state: 'RUNNING' | 'STANDBY', message: string): Promise<void> {
+  private async record(
+    entry: LiveSandbox,
+    state: 'RUNNING' | 'STANDBY',
+    message: string,
+    at = new Date(this.now()),
+  ): Promise<void> {
     const lastUsedAt = new Date(entry.lastUsedMs).toISOString();
     const written = entry.lastUsedMs;
     await mutate<SandboxSpecView>(this.o.resources, entry.id, (row) => {
@@ -142,11 +152,8 @@ export class StandbyController {
       return {
         state: entry.state === state ? state : row.state,
         system,
-        events: [
-          ...row.events,
-          event(state === 'STANDBY' ? 'Standby' : 'Resume', 'DEPLOYED', message, new Date(this.now())),
-        ],
-        updatedAt: new Date(this.now()).toISOString(),
+        events: [...row.events, event(state === 'STANDBY' ? 'Standby' : 'Resume', 'DEPLOYED', message, at)],
+        updatedAt: at.toISOString(),
       };
     }).catch((err: unknown) =>
       this.o.logger.warn({ err, sandbox: entry.name }, 'could not record a state change'),
