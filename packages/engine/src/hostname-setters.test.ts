@@ -39,6 +39,17 @@ describe.skipIf(!canUnshare)('HostnameSetters (needs root for unshare/nsenter)',
     expect(utsName(pid)).toBe('claimed-name');
   });
 
+  it("takes the setter's `ok` even when node sees the shell exit before reading it", async () => {
+    const pid = await inNewUts();
+    // The shell exits at once; its `ok` comes 300 ms later from a child still holding its stdout:
+    // the order a busy event loop can see the real setter's exit and output in.
+    const late = 'read -r h && printf %s "$h" > /proc/sys/kernel/hostname && { (sleep 0.3; echo ok) & }';
+    const setters = new HostnameSetters({ PATH: DEFAULT_PATH }, late);
+    setters.prepare('sb-late', pid);
+    expect(await setters.set('sb-late', 'late-name')).toBe(true);
+    expect(utsName(pid)).toBe('late-name');
+  });
+
   it('has nothing to set with for a sandbox it never prepared, or one dropped', async () => {
     const pid = await inNewUts();
     const setters = new HostnameSetters({ PATH: DEFAULT_PATH });

@@ -18,12 +18,16 @@ const SET_HOSTNAME_SCRIPT = 'read -r h && printf %s "$h" > /proc/sys/kernel/host
 export class HostnameSetters {
   private readonly ready = new Map<string, ChildProcess>();
 
-  constructor(private readonly env: Record<string, string | undefined>) {}
+  constructor(
+    private readonly env: Record<string, string | undefined>,
+    /** The setter's script (tests give one whose `ok` comes after the shell has exited). */
+    private readonly script = SET_HOSTNAME_SCRIPT,
+  ) {}
 
   /** Starts the setter of sandbox `id`, whose init is `pid` on the host. */
   prepare(id: string, pid: number): void {
     this.drop(id);
-    const child = spawn('nsenter', [`--target=${pid}`, '--uts', '--', 'sh', '-c', SET_HOSTNAME_SCRIPT], {
+    const child = spawn('nsenter', [`--target=${pid}`, '--uts', '--', 'sh', '-c', this.script], {
       env: this.env,
       stdio: ['pipe', 'pipe', 'ignore'],
     });
@@ -51,8 +55,10 @@ export class HostnameSetters {
           resolve(true);
         }
       });
-      // Gone without its `ok`: the write failed (or it was killed).
-      child.once('exit', (c) => {
+      // Gone without its `ok`: the write failed (or it was killed). 'close', not 'exit': node can
+      // see the exit before it has read the last of the shell's stdout (the `ok` itself) when
+      // both arrive in one turn of a busy event loop; the claim then failed with "exit 0".
+      child.once('close', (c) => {
         clearTimeout(timer);
         resolve(c === 0 && out.startsWith('ok\n') ? true : (c ?? null));
       });
