@@ -139,6 +139,16 @@ async function packCli() {
     external,
     plugins: [sqliteAddonBesideBundle],
   });
+  // better-sqlite3 once more, alone, for the store's checkpoint worker thread (packages/store
+  // wal-checkpointer.ts): a worker cannot reach the copy inlined in platform.mjs.
+  await build({
+    ...common,
+    format: 'cjs',
+    banner: {},
+    entryPoints: [require.resolve('better-sqlite3')],
+    outfile: join(dist, 'better-sqlite3.cjs'),
+    plugins: [sqliteAddonBesideBundle],
+  });
   const sqlite = dirname(require.resolve('better-sqlite3/package.json'));
   cpSync(join(sqlite, 'build/Release/better_sqlite3.node'), join(dist, 'better_sqlite3.node'));
   // sandboxd as built by packages/sandboxd (bundle plus lib/), where platform main looks first.

@@ -45,6 +45,12 @@ function sandboxdBundlePath(): string {
   return existsSync(packed) ? packed : fileURLToPath(import.meta.resolve('@tarmac/sandboxd/bundle'));
 }
 
+/** better-sqlite3 alone beside this file in the packed CLI (scripts/pack.mjs), for the store's worker. */
+function packedSqliteDriver(): string | undefined {
+  const packed = fileURLToPath(new URL('./better-sqlite3.cjs', import.meta.url));
+  return existsSync(packed) ? packed : undefined;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { port: { type: 'string' }, host: { type: 'string' }, home: { type: 'string' } },
@@ -83,7 +89,11 @@ async function main(): Promise<void> {
   const layout = homeLayout(config.home);
   await ensureHome(layout);
 
-  const store = await openStore({ databaseUrl: config.databaseUrl ?? layout.database });
+  const sqliteDriver = packedSqliteDriver();
+  const store = await openStore({
+    databaseUrl: config.databaseUrl ?? layout.database,
+    ...(sqliteDriver ? { sqliteDriver } : {}),
+  });
   const signingKey = await signingKeyFromJwk(await loadOrCreateSigningJwk(layout));
   const cursorSecret = await loadOrCreateSecretKey(layout, 'cursor.key');
   // Seals secret env values at rest; kept apart from the database (framework/secrets.ts).

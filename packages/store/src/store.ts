@@ -16,6 +16,8 @@ export interface StoreOptions {
   schema?: string;
   /** Largest PostgreSQL pool. */
   maxConnections?: number;
+  /** better-sqlite3's entry file for the checkpoint worker (a bundle's copy; wal-checkpointer.ts). */
+  sqliteDriver?: string;
 }
 
 export interface Store extends Repositories {
@@ -38,7 +40,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   const isPostgres = /^postgres(ql)?:\/\//.test(options.databaseUrl);
   const { db, checkpointer } = isPostgres
     ? { db: openPostgres(options), checkpointer: undefined }
-    : openSqlite(options.databaseUrl);
+    : openSqlite(options.databaseUrl, options.sqliteDriver);
   if (isPostgres && options.schema) {
     if (!SCHEMA_NAME.test(options.schema)) throw new Error(`invalid schema name "${options.schema}"`);
     await sql`create schema if not exists ${sql.id(options.schema)}`.execute(db);
@@ -77,7 +79,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   };
 }
 
-function openSqlite(path: string): { db: Kysely<Database>; checkpointer: WalCheckpointer | undefined } {
+function openSqlite(
+  path: string,
+  driver: string | undefined,
+): { db: Kysely<Database>; checkpointer: WalCheckpointer | undefined } {
   const database = new BetterSqlite3(path);
   const wal = database.pragma('journal_mode = WAL', { simple: true }) === 'wal';
   database.pragma('synchronous = NORMAL');
@@ -86,7 +91,7 @@ function openSqlite(path: string): { db: Kysely<Database>; checkpointer: WalChec
   return {
     db: new Kysely<Database>({ dialect: new SqliteDialect({ database: cachedStatements(database) }) }),
     // A file database's checkpoints run in a worker (wal-checkpointer.ts); `:memory:` has no WAL.
-    checkpointer: wal ? startWalCheckpointer(database, path) : undefined,
+    checkpointer: wal ? startWalCheckpointer(database, path, driver ? { driver } : {}) : undefined,
   };
 }
 

@@ -50,6 +50,16 @@ describe('startWalCheckpointer', () => {
     expect(db.prepare('select count(*) as n from t').get()).toEqual({ n: 512 });
   });
 
+  it('a worker that cannot load its driver leaves the connection checkpointing itself', async () => {
+    checkpointer = startWalCheckpointer(db, join(dir, 'db.sqlite'), {
+      driver: join(dir, 'no-such-driver.js'),
+    });
+    await until(() => db.pragma('wal_autocheckpoint', { simple: true }) === 1000);
+    const before = statSync(path).size;
+    write();
+    expect(statSync(path).size).toBeGreaterThan(before);
+  });
+
   it('without it, a commit checkpoints (what the worker takes off the event loop)', () => {
     const before = statSync(path).size;
     write();
@@ -58,7 +68,8 @@ describe('startWalCheckpointer', () => {
 
   it('stops: the worker ends and the connection checkpoints in its commits again', async () => {
     const started = startWalCheckpointer(db, path, { intervalMs: 60_000 });
-    await started.stop();
+    expect(started).toBeDefined();
+    await started?.stop();
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
     const before = statSync(path).size;
     write();

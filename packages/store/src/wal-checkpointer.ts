@@ -22,6 +22,8 @@ export interface WalCheckpointer {
 }
 
 export interface WalCheckpointerOptions {
+  /** better-sqlite3's entry file for the worker to require; resolved from here when not given. */
+  driver?: string;
   intervalMs?: number;
   /** The main connection's auto-checkpoint while the worker runs, in pages (the backstop). */
   backstopPages?: number;
@@ -50,13 +52,18 @@ parentPort.once('message', () => {
 });
 `;
 
-/** Starts the checkpoint worker for `database` (a file in WAL mode) at `path`. */
+/**
+ * Starts the checkpoint worker for `database` (a file in WAL mode) at `path`; undefined, and the
+ * connection checkpoints itself as SQLite does by default, when there is no driver file for a
+ * worker to load (a bundle that inlines better-sqlite3 and names none).
+ */
 export function startWalCheckpointer(
   database: BetterSqlite3.Database,
   path: string,
   options: WalCheckpointerOptions = {},
-): WalCheckpointer {
-  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+): WalCheckpointer | undefined {
+  const driver = options.driver ?? resolvable('better-sqlite3');
+  if (driver === undefined) return undefined;
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     workerData: { driver, path, intervalMs: options.intervalMs ?? 200 },
@@ -77,4 +84,12 @@ export function startWalCheckpointer(
       await exited;
     },
   };
+}
+
+function resolvable(name: string): string | undefined {
+  try {
+    return createRequire(import.meta.url).resolve(name);
+  } catch {
+    return undefined;
+  }
 }
