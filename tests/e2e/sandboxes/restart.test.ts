@@ -19,7 +19,9 @@ import {
 } from './support.js';
 
 const missing = missingCapability();
-const COUNTER = `sh -c 'i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.1; done'`;
+// Written to a new file and renamed over the old one: `echo > /tmp/count` alone truncates before it
+// writes, and a read from the host in between saw an empty file (CI did, twice).
+const COUNTER = `sh -c 'i=0; while true; do i=$((i+1)); echo $i > /tmp/count.new; mv /tmp/count.new /tmp/count; sleep 0.1; done'`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(missing !== null)(`platform restart${missing ? ` (skipped: ${missing})` : ''}`, () => {

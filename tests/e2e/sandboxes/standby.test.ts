@@ -19,7 +19,9 @@ import {
 } from './support.js';
 
 const missing = missingCapability();
-const COUNTER = `sh -c 'i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.1; done'`;
+// Written to a new file and renamed over the old one: `echo > /tmp/count` alone truncates before it
+// writes, and a read from the host in between saw an empty file (CI did, twice).
+const COUNTER = `sh -c 'i=0; while true; do i=$((i+1)); echo $i > /tmp/count.new; mv /tmp/count.new /tmp/count; sleep 0.1; done'`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(missing !== null)(`standby and resume${missing ? ` (skipped: ${missing})` : ''}`, () => {
@@ -37,8 +39,11 @@ describe.skipIf(missing !== null)(`standby and resume${missing ? ` (skipped: ${m
     await createSandbox(p!, 'idle');
     const id = engineIds(p!.home).find((x) => !before.has(x))!;
     await spawnProcess(p!, 'idle', COUNTER, { name: 'counter' });
-    await sleep(500);
-    expect(Number(upperFile(p!.home, id, 'tmp/count'))).toBeGreaterThan(0);
+    await waitFor(
+      'the counter to start',
+      async () => (Number(upperFile(p!.home, id, 'tmp/count')) > 0 ? true : undefined),
+      5_000,
+    );
 
     const standby = await waitSandbox(p!, 'idle', (s) => s.state === 'STANDBY', 'STANDBY', 15_000);
     expect(standby.events.map((e) => e.type)).toContain('Standby');
@@ -98,8 +103,7 @@ describe.skipIf(missing !== null)(`standby and resume${missing ? ` (skipped: ${m
     expect(after.state).toBe('STANDBY'); // still frozen, not restarted
     expect(Number(upperFile(p!.home, id, 'tmp/count'))).toBe(before);
     expect((await sbx(p!, 'idle', '/health')).status).toBe(200);
-    // The same counter goes on past `before` (a restarted one would start again from 1). Polled:
-    // `echo > /tmp/count` truncates before it writes, so one read can see it empty (CI did).
+    // The same counter goes on past `before` (a restarted one would start again from 1).
     await waitFor(
       'the counter to go on past its frozen value',
       async () => (Number(upperFile(p!.home, id, 'tmp/count')) > before ? true : undefined),
