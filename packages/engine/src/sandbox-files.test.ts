@@ -18,19 +18,17 @@ const record = (labels: Record<string, string>): SandboxRecord => ({
   cgroup: '/tarmac/sb-1',
 });
 
-describe('SandboxFiles.writeAsync', () => {
+describe('SandboxFiles.write', () => {
   let dir = '';
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('replaces the record whole, leaves no temp file, and concurrent writes do not collide', async () => {
+  it('replaces the record whole (the claim relabels a pooled sandbox) and leaves no temp file', () => {
     dir = mkdtempSync(join(tmpdir(), 'sandbox-files-'));
     const files = new SandboxFiles(dir);
     mkdirSync(files.path('sb-1'));
-    files.write(record({ pool: 'x' }));
-    await Promise.all([files.writeAsync(record({ n: '1' })), files.writeAsync(record({ n: '2' }))]);
-    expect(['1', '2']).toContain(files.read('sb-1').labels.n);
-    await files.writeAsync(record({ workspace: 'w', sandbox: 's' }));
-    expect(files.read('sb-1').labels).toEqual({ workspace: 'w', sandbox: 's' });
+    files.write(record({ pool: 'x', record: 'r' }));
+    files.write(record({ workspace: 'w', sandbox: 's', record: 'r' }));
+    expect(files.read('sb-1').labels).toEqual({ workspace: 'w', sandbox: 's', record: 'r' });
     expect(readdirSync(files.path('sb-1'))).toEqual(['sandbox.json']);
   });
 });

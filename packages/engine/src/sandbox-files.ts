@@ -6,9 +6,7 @@
 //   upper/         with DeleteOptions.keepUpper: the writes, kept after delete
 //   boot-env.json  the same: the boot env of those sandboxes (now beside the bundle, on tmpfs)
 //   logs/          container stdout/stderr
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, renameSync } from 'node:fs';
-import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PortSpec, VolumeMount } from './engine.js';
 import { EngineUnavailableError, SandboxNotFoundError, isMissingPath } from './errors.js';
@@ -69,18 +67,6 @@ export class SandboxFiles {
 
   write(rec: SandboxRecord): void {
     atomicWrite(this.path(rec.id, 'sandbox.json'), JSON.stringify(rec, null, 2));
-  }
-
-  /**
-   * `write` off the event loop (libuv's pool): the warm pool's claim rewrites the labels while a
-   * host shell sets the hostname, instead of before (the rename alone was ~0.5 ms of a claim's
-   * CPU on the 2-core host; issue 20 item 1). A temp name of its own: never a sync write's.
-   */
-  async writeAsync(rec: SandboxRecord): Promise<void> {
-    const path = this.path(rec.id, 'sandbox.json');
-    const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
-    await writeFile(tmp, JSON.stringify(rec, null, 2));
-    await rename(tmp, path);
   }
 
   /** Only a missing file is SandboxNotFoundError; any other failure is EngineUnavailableError. */
