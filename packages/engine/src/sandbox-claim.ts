@@ -10,13 +10,9 @@ import type { SandboxHost } from './sandbox-host.js';
  * the host (`nsenter --uts`): the sandbox holds no CAP_SYS_ADMIN to do it itself, and `uname -n`
  * inside must read what a sandbox booted with that hostname reads. The labels are what the
  * platform's orphan reaper and workspace deletion go by.
- *
- * Everything but the hostname is done when this returns (a failure throws here): the boot env
- * file and the labels are the claimed sandbox's. The returned promise settles once the hostname
- * is set: by the prepared setter, else (none, or it failed) by a plain `nsenter`; it rejects when
- * neither could.
+ * The hostname goes through the prepared setter, else (none, or it failed) a plain `nsenter`.
  */
-export function claimSandbox(
+export async function claimSandbox(
   host: SandboxHost,
   id: string,
   o: { hostname: string; labels: Record<string, string>; env: Record<string, string> },
@@ -30,17 +26,16 @@ export function claimSandbox(
   const setting = host.hostnames.set(id, o.hostname).catch(() => false);
   const pid = host.runc.alive(id)?.pid;
   if (pid === undefined) throw new EngineError(`sandbox ${id} is not running`);
+  // Before the first await: the file is the claimed one by the time this call returns.
   const boot = bootEnvFile(host.bundles.find(id, host.files.layout(id)).bootDir);
   writeBootEnv(boot, claimedBootEnv(readBootEnv(boot), o.hostname, o.env), host.idRange);
   // Synchronously: a write and a rename take ~0.16 ms here, where the same through libuv's pool
   // (four round trips to a busy event loop) took ~2.3 ms longer than the hostname (issue 20 item 1).
   host.files.write({ ...rec, labels: o.labels });
-  return setting.then(async (set) => {
-    // No prepared setter, or it failed: the plain way (a new nsenter, ~5 ms).
-    if (set) return;
-    const args = [`--target=${pid}`, '--uts', '--', 'hostname', o.hostname];
-    await host.runner.run('nsenter', args, { timeoutMs: 5000 });
-  });
+  if (await setting) return;
+  // No prepared setter, or it failed: the plain way (a new nsenter, ~5 ms).
+  const args = [`--target=${pid}`, '--uts', '--', 'hostname', o.hostname];
+  await host.runner.run('nsenter', args, { timeoutMs: 5000 });
 }
 
 /**
