@@ -23,6 +23,8 @@ export interface LayerBlob {
   mediaType: string;
   /** Member paths of the layer's OCI whiteouts (`.wh.<name>`, `.wh..wh..opq`), in tar order. */
   whiteouts: string[];
+  /** Members of this layer's tar. */
+  entries: number;
 }
 
 /** What the check carries from layer to layer of one image. */
@@ -91,6 +93,7 @@ export async function vetLayer(path: string, limits: ImportLimits, state: LayerS
   const diffId = createHash('sha256');
   let size = 0;
   const whiteouts: string[] = [];
+  const entriesBefore = state.entries;
   const tap = (hash: Hash, count: boolean) =>
     new Transform({
       transform(chunk: Buffer, _enc, done) {
@@ -162,5 +165,6 @@ export async function vetLayer(path: string, limits: ImportLimits, state: LayerS
     size,
     mediaType: `application/vnd.oci.image.layer.v1.tar${kind === 'gzip' ? '+gzip' : ''}`,
     whiteouts,
+    entries: state.entries - entriesBefore,
   };
 }

@@ -3,13 +3,15 @@
 // (whiteouts applied, every path resolved inside the dir by filepath-securejoin, owners and modes
 // kept: we run as root, so not --rootless); the layer's whiteouts become overlayfs whiteouts
 // (overlay-whiteouts.ts); then the tree is checked once more for device nodes (a parser
-// difference between our check and umoci cannot add one; the 0:0 whiteouts are ours).
+// difference between our check and umoci cannot add one; the 0:0 whiteouts are ours) and
+// measured (layer-scan.ts).
 import { createHash } from 'node:crypto';
-import { copyFileSync, linkSync, lstatSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, linkSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CommandError, InvalidImageError } from '../errors.js';
 import type { CommandRunner } from '../runner.js';
-import { harmlessDevice, type LayerBlob } from './layer-check.js';
+import type { LayerBlob } from './layer-check.js';
+import { scanUnpackedLayer } from './layer-scan.js';
 import { overlayWhiteouts } from './overlay-whiteouts.js';
 
 const UNPACK_TIMEOUT_MS = 30 * 60_000;
@@ -30,15 +32,7 @@ export async function unpackLayer(
   writeLayout(layout, blob);
   await unpack(runner, layout, rootfs);
   await overlayWhiteouts(runner, rootfs, blob.whiteouts, lowers);
-  // Both only read the unpacked tree: side by side (a layer's import is on the critical path of
-  // every build, issue 15 bench). A refused device fails the import whatever du says.
-  const [, { stdout }] = await Promise.all([
-    refuseDevices(runner, rootfs),
-    runner.run('du', ['-s', '-b', '--', rootfs]),
-  ]);
-  const bytes = /^(\d+)\s/.exec(stdout)?.[1];
-  if (bytes === undefined) throw new InvalidImageError(`could not measure an image layer: ${stdout}`);
-  return Number(bytes);
+  return scanUnpackedLayer(runner, rootfs, blob.entries);
 }
 
 /** A one-layer OCI layout naming exactly the vetted blob (linked, or copied across filesystems). */
@@ -111,35 +105,5 @@ async function unpack(runner: CommandRunner, layout: string, rootfs: string): Pr
       .trim()
       .slice(0, 300);
     throw new InvalidImageError(`bad image archive: layers could not be unpacked: ${why || 'umoci failed'}`);
-  }
-}
-
-/** The unpacked tree holds no device node the layer check would have refused (0:0: whiteouts). */
-async function refuseDevices(runner: CommandRunner, rootfs: string): Promise<void> {
-  const { stdout } = await runner.run('find', [
-    rootfs,
-    '-xdev',
-    '(',
-    '-type',
-    'b',
-    '-o',
-    '-type',
-    'c',
-    ')',
-    '-printf',
-    '%y %P\\0',
-  ]);
-  for (const line of stdout.split('\0').filter(Boolean)) {
-    const path = line.slice(2);
-    const rdev = lstatSync(join(rootfs, path)).rdev;
-    const major = (rdev >> 8) & 0xfff;
-    const minor = (rdev & 0xff) | ((rdev >> 12) & 0xfff00);
-    const block = line.startsWith('b');
-    const whiteout = !block && major === 0 && minor === 0;
-    if (!whiteout && !harmlessDevice(block ? 'block' : 'char', major, minor)) {
-      throw new InvalidImageError(
-        `bad image archive: device node ${JSON.stringify(path.slice(0, 200))} is not allowed`,
-      );
-    }
   }
 }
