@@ -21,6 +21,8 @@ describe('detect', () => {
     if (d.runtime === 'none') return;
     expect(d.dockerfile).toContain('CMD ["node","index.js"]');
     expect(d.dockerfile).not.toContain('npm');
+    // Nothing to install: no manifest-only COPY step (a cache check per build, for no layer).
+    expect(d.dockerfile.split('\n').filter((l) => l.startsWith('COPY'))).toEqual(['COPY . .']);
   });
 
   it('installs dependencies in a layer before the source', () => {
