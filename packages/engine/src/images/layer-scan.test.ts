@@ -5,7 +5,12 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidImageError } from '../errors.js';
 import { ProcessRunner } from '../runner.js';
-import { IN_PROCESS_SCAN_MAX_ENTRIES, scanUnpackedLayer, walkUnpackedLayer } from './layer-scan.js';
+import {
+  IN_PROCESS_SCAN_MAX_ENTRIES,
+  WALK_BUDGET,
+  scanUnpackedLayer,
+  walkUnpackedLayer,
+} from './layer-scan.js';
 
 // Device nodes need mknod (root); the image import runs as root anyway.
 const root = process.getuid?.() === 0;
@@ -36,6 +41,27 @@ describe('scanUnpackedLayer', () => {
   it('measures what du -s -b measures (hard links once, symlinks not followed)', () => {
     expect(walkUnpackedLayer(dir)).toBe(du(dir));
     expect(walkUnpackedLayer(dir)).toBeLessThan(200_000);
+  });
+
+  // A few tar members can name deep paths whose missing parents umoci creates: the member count
+  // does not bound the walk, the budget does. (A wide tree stands for it here: what matters is a
+  // tree past the budget.)
+  const pastTheBudget = () => {
+    mkdirSync(join(dir, 'many'));
+    for (let i = 0; i <= WALK_BUDGET; i++) writeFileSync(join(dir, 'many', String(i)), '');
+  };
+
+  it('a tree larger than its tar said is left to find and du after the budget', async () => {
+    pastTheBudget();
+    expect(walkUnpackedLayer(dir, WALK_BUDGET)).toBeUndefined();
+    expect(walkUnpackedLayer(dir)).toBe(du(dir));
+    expect(await scanUnpackedLayer(runner, dir, 1)).toBe(du(dir));
+  });
+
+  it.skipIf(!root)('a tree past the budget still has its device nodes refused', async () => {
+    pastTheBudget();
+    mknod(join(dir, 'many', 'sda'), 'b', 8, 0);
+    await expect(scanUnpackedLayer(runner, dir, 1)).rejects.toThrow(/device node "many\/sda" is not allowed/);
   });
 
   it.each(BOTH)('%s: gives the same bytes', async (_how, entries) => {
