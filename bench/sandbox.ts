@@ -20,7 +20,7 @@
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, startPlatform, type RunningPlatform } from '../tests/e2e/support/platform.js';
+import { REPO_ROOT, removeHome, startPlatform, type RunningPlatform } from '../tests/e2e/support/platform.js';
 import {
   firstCommand,
   bareTwoHops,
@@ -308,6 +308,7 @@ async function main(): Promise<void> {
     }
     await remove(p, left);
     await p.stop();
+    removeHome(p.home);
   }
 }
 
