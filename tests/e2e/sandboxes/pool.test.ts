@@ -5,7 +5,8 @@
 // the claim. Two workspaces claiming from one pool see nothing of each other; the pool refills;
 // a shape the pool does not hold boots the normal way. The orphan grace is 1 s, so a reaper that
 // took pool members (no record yet) for orphans would empty the pool under this test.
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -272,6 +273,34 @@ describe.skipIf(missing !== null)(`warm pool${missing ? ` (skipped: ${missing})`
     });
     expect(claim.status).toBe(404);
   }, 120_000);
+
+  it('boots the sandbox the normal way when the member it claimed died: no record of the member, none left of it', async () => {
+    await poolFull();
+    // The member a create claims first (the hot one), killed behind the platform's back: its
+    // claim fails at the end (not running), after its record was written.
+    const hot = poolMembers(p!.home).find((m) => m.ready && m.status === 'running');
+    expect(hot).toBeDefined();
+    spawnSync('runc', ['--root', '/run/tarmac/runc', 'kill', hot!.id, 'KILL']);
+    const c = await create(undefined, 'pool-dead-member', pooledSpec('dead-s3cret', 'nope-f.example'));
+    expect(c.body.status).toBe('DEPLOYING');
+    expect(c.body.events.map((e) => e.message).join('\n')).not.toContain('warm pool');
+    expect(p!.output()).toContain('claiming a pooled sandbox failed'); // claimed, then undone
+    const s = await waitSandbox(
+      undefined,
+      'pool-dead-member',
+      (x) => x.status === 'DEPLOYED' || x.status === 'FAILED',
+    );
+    expect(s.status, JSON.stringify(s.events)).toBe('DEPLOYED');
+    await expectOwnIdentity(undefined, 'pool-dead-member', 'dead-s3cret', 'nope-f.example');
+    // The dead member is destroyed, not handed to anyone; the pool refills.
+    await waitFor('the dead member removed', async () =>
+      existsSync(join(p!.home, 'sandboxes', hot!.id)) ? undefined : true,
+    );
+    const list = await json<{ data?: SandboxView[] } | SandboxView[]>(await api(undefined, '/v0/sandboxes'));
+    const names = (Array.isArray(list) ? list : (list.data ?? [])).map((x) => x.metadata.name);
+    expect(names.filter((n) => n === 'pool-dead-member')).toHaveLength(1);
+    await poolFull();
+  }, 180_000);
 });
 
 describe.skipIf(missing !== null)(

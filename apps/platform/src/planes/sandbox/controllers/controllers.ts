@@ -78,6 +78,7 @@ export function startControllers(deps: ControllerDeps): Controllers {
     ...(deps.sandboxDefaults ? { sandboxDefaults: deps.sandboxDefaults } : {}),
     ...(deps.resolveImage ? { resolveImage: deps.resolveImage } : {}),
     ...(deps.makeRoom ? { makeRoom: deps.makeRoom } : {}),
+    ...(deps.isPooled ? { claiming: deps.isPooled } : {}),
     freeze: (engineId) => deps.engine.freeze(engineId),
     onRecord: (row) => {
       expiry.track(row);

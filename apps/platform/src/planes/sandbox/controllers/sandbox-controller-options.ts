@@ -10,6 +10,11 @@ export interface SandboxControllerOptions {
   live: LiveSandboxes;
   logger: Logger;
   now?: () => number;
+  /**
+   * Records the warm pool is handing a member to right now (WarmPool.owns): the create that wrote
+   * the record makes it live once the member has its hostname (issue 20), not a reconcile.
+   */
+  claiming?: (recordId: string) => boolean;
   /** The spec's envs in clear (secret values are stored sealed; opened only here, at start). */
   revealEnvs?: (row: SandboxRow) => EnvVar[];
   /**

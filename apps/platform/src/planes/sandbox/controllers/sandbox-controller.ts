@@ -89,6 +89,7 @@ export class SandboxController {
       this.o.live.remove(id);
       return;
     }
+    if (this.o.claiming?.(id)) return; // its create adopts it (adopt), or removes it
     const adoptedAt = this.adopted.get(id);
     this.adopted.delete(id);
     if (adoptedAt === row.revision && this.o.live.getById(id)) return;

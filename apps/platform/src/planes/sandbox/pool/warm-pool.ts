@@ -86,10 +86,17 @@ export interface ClaimRequest {
 }
 
 export interface ClaimedSandbox extends PoolMember {
+  /**
+   * Settles once the sandbox has its hostname (the engine's claim) and sandboxd has answered a
+   * wake-up ping; rejects when it could not be given its hostname. The caller writes the record
+   * meanwhile and makes the sandbox live only after this (issue 20 item 1: the hostname's and the
+   * ping's round trips run beside the record's write, not before it).
+   */
+  ready: Promise<void>;
   /** The record now exists: the member is the sandbox's for good (the reaper may judge it). */
   settle(): void;
   /** The record could not be written: the member is destroyed (never back to the pool). */
-  discard(): void;
+  discard(): Promise<void>;
 }
 
 const POOL_LABEL = 'pool';
@@ -156,36 +163,57 @@ export class WarmPool {
     this.hot.forget(member);
     this.claiming.add(member.recordId);
     this.refillSoon();
+    const discard = () => {
+      this.claiming.delete(member.recordId);
+      return this.remove(member.engineId);
+    };
+    let named: Promise<void>;
     try {
       if (!hot) this.d.engine.thawSync(member.engineId);
       const mcpHosts = req.mcpHosts ?? [];
       // The engine rewrites the member's boot env file to a boot's for the name (boot-env.ts)
-      // before its first await; sandboxd reads it before it serves the next request (packages/
-      // sandboxd claim.ts): nothing goes into the sandbox on the create's path but the hostname.
-      const claiming = this.d.engine.claim(member.engineId, {
+      // and its labels before its first await; sandboxd reads the file before it serves the next
+      // request (packages/sandboxd claim.ts): nothing goes into the sandbox on the create's path
+      // but the hostname, which `named` waits for.
+      named = this.d.engine.claim(member.engineId, {
         hostname: req.name,
         labels: { workspace: req.workspace, sandbox: req.name, record: member.recordId },
         env: { ...req.env, ...(mcpHosts.length > 0 ? { [MCP_HOSTS_ENV]: mcpHosts.join(',') } : {}) },
       });
-      // Wakes sandboxd (idle since its last ping or thaw) while the hostname is set, so that the
-      // first exec does not pay its wake-up; not waited for, and its connection is free again by
-      // the time the create's response has reached the client.
-      this.call(member.ip, member.recordId, HEALTH_PATH, undefined).catch(() => undefined);
-      await claiming;
     } catch (err) {
-      this.d.logger.warn({ err, sandbox: req.name }, 'claiming a pooled sandbox failed; booting one instead');
-      this.claiming.delete(member.recordId);
-      void this.remove(member.engineId);
+      this.failedClaim(err, req.name);
+      void discard();
       return undefined;
     }
+    // Wakes sandboxd (idle since its last ping or thaw) while the hostname is set and the record
+    // written, so that the first exec does not pay its wake-up. A member thawed just now: `ready`
+    // waits for the answer, which leaves its connection free in the agent for that exec. The hot
+    // member answers within the create's own time (measured: +1 ms on the first exec without
+    // this ping, none waiting for it).
+    const ping = this.call(member.ip, member.recordId, HEALTH_PATH, undefined).then(
+      () => undefined,
+      () => undefined,
+    );
+    const pinged = hot ? undefined : ping;
+    // Logged here, once; the caller sees the rejection when it waits for it (it then discards).
+    const ready = Promise.all([
+      named.catch((err: unknown) => {
+        this.failedClaim(err, req.name);
+        throw err;
+      }),
+      pinged,
+    ]).then(() => undefined);
+    ready.catch(() => undefined); // a caller that lost its record's race never waits for it
     return {
       ...member,
+      ready,
       settle: () => this.claiming.delete(member.recordId),
-      discard: () => {
-        this.claiming.delete(member.recordId);
-        void this.remove(member.engineId);
-      },
+      discard,
     };
+  }
+
+  private failedClaim(err: unknown, name: string): void {
+    this.d.logger.warn({ err, sandbox: name }, 'claiming a pooled sandbox failed; booting one instead');
   }
 
   /**

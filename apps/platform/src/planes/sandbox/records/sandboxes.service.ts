@@ -67,6 +67,8 @@ export class SandboxesService {
     createIfNotExist = false,
     /** System fields the new record starts with (a fork's `seedSnapshot`, snapshots.service.ts). */
     system?: Record<string, unknown>,
+    /** False after a claim failed at its end: this create boots the normal way. */
+    fromPool = true,
   ): Promise<Sandbox> {
     const name = body.metadata.name ?? `sandbox-${randomBytes(4).toString('hex')}`;
     const existing = await previousOf(this.col, this.deps, ws.name, name);
@@ -91,7 +93,9 @@ export class SandboxesService {
     const disabled = spec.enabled === false;
     // A fork (system set) boots on its snapshot's files, a disabled sandbox not at all: never pooled.
     const claimed =
-      system || disabled ? undefined : await claimFromPool(this.deps, ws.name, name, spec, sealed);
+      system || disabled || !fromPool
+        ? undefined
+        : await claimFromPool(this.deps, ws.name, name, spec, sealed);
     const now = this.deps.now();
     const status = claimed ? 'DEPLOYED' : disabled ? 'DEACTIVATED' : 'DEPLOYING';
     const event = claimed
@@ -136,14 +140,32 @@ export class SandboxesService {
         () => alreadyExists(ws.name, name, this.deps.now()),
       )
       .catch(async (err: unknown) => {
-        claimed?.discard(); // never back to the pool, never to another create
+        void claimed?.discard(); // never back to the pool, never to another create
         // Lost a race with a concurrent create of the same name: answer as if we had seen it.
         const winner = createIfNotExist ? await this.col.find(ws.name, name) : undefined;
         if (!winner || winner.terminatedAt || GONE.has(winner.status ?? '')) throw err;
         raced = true;
         return winner;
       });
-    if (claimed && !raced) this.deps.pool?.adopt(row, claimed);
+    if (claimed && !raced) {
+      // Live only once it has its hostname (requests meanwhile wait as for a starting sandbox;
+      // the controller leaves a record being claimed alone: WarmPool.owns).
+      const ready = await claimed.ready.then(
+        () => true,
+        () => false,
+      );
+      if (!ready) {
+        // Undone as if the pool had been empty: no record of the member, the member destroyed
+        // (its engine id is the record's), then this create again, booting the normal way.
+        try {
+          await this.col.remove(row);
+        } finally {
+          await claimed.discard();
+        }
+        return this.create(ws, actor, body, createIfNotExist, system, false);
+      }
+      this.deps.pool?.adopt(row, claimed);
+    }
     if (raced) return this.view(row);
     try {
       await this.attachVolumes(ws.name, holder, spec, [], actor);
