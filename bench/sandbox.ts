@@ -19,7 +19,7 @@
 //   BENCH_BRIDGE=… BENCH_SUBNET=…                 another bridge and subnet (runs beside another)
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { REPO_ROOT, removeHome, startPlatform, type RunningPlatform } from '../tests/e2e/support/platform.js';
 import {
   firstCommand,
@@ -309,6 +309,7 @@ async function main(): Promise<void> {
     await remove(p, left);
     await p.stop();
     removeHome(p.home);
+    rmSync(dirname(bundle), { recursive: true, force: true }); // the sandboxd copy, once nothing runs it
   }
 }
 

@@ -43,7 +43,10 @@ const pinnedPorts = () => sh('nft', ['list', 'set', 'bridge', TABLE, 'ports']);
 const pinnedIps = () => sh('nft', ['list', 'set', 'bridge', TABLE, 'ipv4']);
 
 describe.skipIf(skip !== null)(`bridge port pinning${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  const leaseDir = mkdtempSync(join(tmpdir(), 'tarmac-nw-leases-'));
+  // The network keeps its bridge's users beside the lease dir (bridge-users.ts: `dirname`), so the
+  // lease dir is one level down in a private temp dir, not in the shared tmpdir itself.
+  const home = mkdtempSync(join(tmpdir(), 'tarmac-nw-'));
+  const leaseDir = join(home, 'leases');
   const make = () =>
     new BridgeNetwork({ bridge: BRIDGE, subnet: '10.242.0.0/24' }, new ProcessRunner(), leaseDir);
   const ids = ['nwunit-a', 'nwunit-b'];
@@ -62,7 +65,7 @@ describe.skipIf(skip !== null)(`bridge port pinning${skip ? ` (skipped: ${skip})
       tryRun('iptables', ['-w', '-F', chain]);
       tryRun('iptables', ['-w', '-X', chain]);
     }
-    rmSync(leaseDir, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
   });
 
   it('pins at attach, keeps pins across a restart, re-pins after a flush, unpins at detach', async () => {

@@ -28,8 +28,9 @@ const record = (key: number, status: ProcessRecord['status']): ProcessRecord => 
 
 describe('the process table on disk (issue 19 item 6)', () => {
   it('round-trips records and keeps only the newest finished ones, never a running one', () => {
-    const dir = join(mkdtempSync(join(tmpdir(), 'records-')), 'processes');
-    dirs.push(dir);
+    const parent = mkdtempSync(join(tmpdir(), 'records-'));
+    dirs.push(parent);
+    const dir = join(parent, 'processes');
     const r = new ProcessRecords(dir, 3);
     r.save(record(1, 'running'));
     for (let k = 2; k <= 6; k++) r.save(record(k, 'completed'));
