@@ -78,11 +78,14 @@ describe('sandbox commands', () => {
   it('copies files in both directions and prints process logs', async () => {
     const local = join(work, 'up.txt');
     writeFileSync(local, 'payload\n');
-    expect((await cli(['sandbox', 'cp', local, 'box:/tmp/'])).code).toBe(0);
-    expect((await cli(['sandbox', 'exec', 'box', '--', 'cat /tmp/up.txt'])).stdout).toBe('payload\n');
+    // This sandboxd runs on the host (startSandboxd): the box's side is a directory of this test's.
+    const inBox = join(work, 'in-box');
+    mkdirSync(inBox);
+    expect((await cli(['sandbox', 'cp', local, `box:${inBox}/`])).code).toBe(0);
+    expect((await cli(['sandbox', 'exec', 'box', '--', `cat ${inBox}/up.txt`])).stdout).toBe('payload\n');
     const back = join(work, 'down');
     mkdirSync(back);
-    expect((await cli(['sandbox', 'cp', 'box:/tmp/up.txt', back])).code).toBe(0);
+    expect((await cli(['sandbox', 'cp', `box:${inBox}/up.txt`, back])).code).toBe(0);
     expect(readFileSync(join(back, 'up.txt'), 'utf8')).toBe('payload\n');
     const both = await cli(['sandbox', 'cp', local, back]);
     expect(both.code).toBe(2);
