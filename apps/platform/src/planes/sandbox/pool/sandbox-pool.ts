@@ -4,7 +4,8 @@
  * by the sandbox plane over the WarmPool, the workspace's image resolution and the controller.
  */
 import type { ResourceRow } from '@tarmac/store';
-import type { ClaimedSandbox, WarmPool } from './warm-pool.js';
+import type { ClaimedSandbox } from './claimed-sandbox.js';
+import type { WarmPool } from './warm-pool.js';
 
 export interface PoolClaimRequest {
   workspace: string;

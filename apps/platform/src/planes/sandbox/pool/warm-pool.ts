@@ -8,9 +8,7 @@
  * background; a member is never handed back, reused or shared.
  */
 import { randomUUID } from 'node:crypto';
-import type { Agent } from 'node:http';
-import { SandboxNotFoundError, type LocalEngine, type SandboxSpec } from '@tarmac/engine';
-import type { Logger } from 'pino';
+import { SandboxNotFoundError } from '@tarmac/engine';
 import { sandboxEngineId } from '../controllers/engine-ids.js';
 import { SANDBOXD_MCP_HOSTS_ENV as MCP_HOSTS_ENV } from '../sandbox-credentials.js';
 import { shapeKey, type PoolShape } from './pool-shapes.js';
@@ -18,86 +16,11 @@ import { HotMembers } from './hot-members.js';
 import type { PoolMember } from './pool-member.js';
 import { poolStatus, type PoolShapeStatus } from './pool-status.js';
 import { callSandboxd, HEALTH_PATH, WARM_PATH } from './sandboxd-post.js';
-
-/** The engine operations the pool uses (LocalEngine has them all). */
-export type PoolEngine = Pick<
-  LocalEngine,
-  | 'createSandbox'
-  | 'waitReady'
-  | 'freeze'
-  | 'thawSync'
-  | 'claim'
-  | 'prepareClaim'
-  | 'stopSandbox'
-  | 'deleteSandbox'
-  | 'list'
-  | 'stats'
-  | 'ensureImage'
-  | 'hasImage'
->;
-
-export interface WarmPoolDeps {
-  engine: PoolEngine;
-  shapes: readonly PoolShape[];
-  /** The engine ref of a shape's image (built-in images resolve the same in every workspace). */
-  resolveImage: (ref: string) => Promise<string | undefined>;
-  /** What every sandbox gets in its env and files (egress, sandboxd token), by record id. */
-  sandboxDefaults: (sandbox: {
-    id: string;
-    workspace: string;
-    name: string;
-  }) => Promise<{ env: Record<string, string>; files: SandboxSpec['files'] }>;
-  /** sandboxd's token of a record id (sandbox-credentials.ts). */
-  token: (recordId: string) => string;
-  /** Header the token goes in. */
-  tokenHeader: string;
-  /**
-   * The gateway's keep-alive connections to sandboxds (gateway/proxy.ts): the claim's request to
-   * sandboxd leaves its connection there, so the sandbox's first request through the gateway
-   * does not open one.
-   */
-  agent?: Agent;
-  logger: Logger;
-  now?: () => number;
-  /** After a failed boot or a release under memory pressure, no refill for this long (30 s). */
-  backoffMs?: number;
-  readyTimeoutMs?: number;
-  /** After a claim, no refill for this long (REFILL_DELAY_MS). */
-  refillDelayMs?: number;
-  /** One ready member per shape kept thawed (hot-members.ts; TARMAC_POOL_HOT); default true. */
-  hot?: boolean;
-  /** Between two pings of a hot member (hot-members.ts KEEP_WARM_MS). */
-  keepWarmMs?: number;
-}
+import type { WarmPoolDeps } from './warm-pool-deps.js';
+import type { ClaimedSandbox, ClaimRequest } from './claimed-sandbox.js';
 
 export type { PoolShapeStatus } from './pool-status.js';
 export type { PoolMember } from './pool-member.js';
-
-export interface ClaimRequest {
-  workspace: string;
-  name: string;
-  /** The engine ref the create's image resolves to in its workspace. */
-  engineImage: string;
-  memoryMB: number;
-  /** The sandbox's envs, secret ones opened, in spec order (later wins, as at a boot). */
-  env: Record<string, string>;
-  /** Hostnames the sandbox's /mcp accepts (issue 14 item 7); a pooled one booted without them. */
-  mcpHosts?: string[];
-}
-
-export interface ClaimedSandbox extends PoolMember {
-  /**
-   * Settles once the sandbox has its hostname (the engine's claim) and sandboxd has answered a
-   * wake-up ping; rejects when it could not be given its hostname. The caller writes the record
-   * meanwhile and makes the sandbox live only after this (issue 20 item 1: the hostname's and the
-   * ping's round trips run beside the record's write, not before it).
-   */
-  ready: Promise<void>;
-  /** The record now exists: the member is the sandbox's for good (the reaper may judge it). */
-  settle(): void;
-  /** The record could not be written: the member is destroyed (never back to the pool). */
-  discard(): Promise<void>;
-}
 
 const POOL_LABEL = 'pool';
 /** On a member once it is ready to be claimed (frozen, or hot): benches and tests wait for it. */

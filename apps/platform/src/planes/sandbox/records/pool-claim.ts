@@ -1,5 +1,5 @@
 import type { SandboxSpec } from '@tarmac/contract';
-import type { ClaimedSandbox } from '../pool/warm-pool.js';
+import type { ClaimedSandbox } from '../pool/claimed-sandbox.js';
 import { DEFAULT_MEMORY_MB } from './sandbox-record.js';
 import { sandboxSecretContext, viewSandboxSpec } from './sandbox-secrets.js';
 import type { SandboxServiceDeps } from './sandboxes.deps.js';
