@@ -281,6 +281,12 @@ describe.skipIf(missing !== null)(`warm pool${missing ? ` (skipped: ${missing})`
     const hot = poolMembers(p!.home).find((m) => m.ready && m.status === 'running');
     expect(hot).toBeDefined();
     spawnSync('runc', ['--root', '/run/tarmac/runc', 'kill', hot!.id, 'KILL']);
+    // `runc kill` returns once the signal is sent; the init's exit (its memory torn down) comes
+    // after. A claim in between finds it alive (the platform sees what a dead member looks like only
+    // after it is dead): wait for runc to call it stopped.
+    await waitFor('the killed member stopped', async () =>
+      poolMembers(p!.home).find((m) => m.id === hot!.id)?.status === 'stopped' ? true : undefined,
+    );
     const c = await create(undefined, 'pool-dead-member', pooledSpec('dead-s3cret', 'nope-f.example'));
     expect(c.body.status).toBe('DEPLOYING');
     expect(c.body.events.map((e) => e.message).join('\n')).not.toContain('warm pool');
