@@ -14,7 +14,7 @@
 //  - the same for a bare relay (bench/support/bare-relay.mjs: Node's HTTP server + an undici pool,
 //    nothing else) in its own process: the floor of any gateway built on Node's HTTP stack on this
 //    host, so "gateway / relay" says how much of the gap is ours and "relay / direct" how much is
-//    the extra process hop itself.
+//    the extra process hop itself; its latency rows (p50/p99 added over direct) are that floor's.
 // Goal: < 0.5 ms p50 added, < 2 ms p99 added, ≥ 0.8× the direct throughput.
 //
 //   npm run build && node --import tsx bench/model-gateway.ts
@@ -196,13 +196,16 @@ await new Promise((r) => setTimeout(r, Number(process.env.SETTLE_MS ?? 1000))); 
 const samples = {
   direct: { plain: [] as number[], stream: [] as number[] },
   gateway: { plain: [] as number[], stream: [] as number[] },
+  // The bare relay (bench/support/bare-relay.mjs) measured the same way: the floor of a relay in a
+  // process of its own on this host, which no gateway's added latency can go under.
+  relay: { plain: [] as number[], stream: [] as number[] },
 };
 const rps = { direct: [] as number[], gateway: [] as number[], relay: [] as number[] };
 /** Per round, the gateway's p99 added (non-streaming, streaming): whether the tail follows the bursts. */
 const roundP99: string[] = [];
 const roundStreamP99: string[] = [];
 for (let r = 0; r < ROUNDS; r++) {
-  for (const t of ['direct', 'gateway'] as const) {
+  for (const t of ['direct', 'gateway', 'relay'] as const) {
     const plain = await latencies(t, false);
     const streamed = await latencies(t, true);
     samples[t].plain.push(...plain);
@@ -218,11 +221,11 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 
 const ms = (x: number) => `${x.toFixed(3)} ms`;
-const row = (name: string, kind: 'plain' | 'stream') => {
+const row = (name: string, kind: 'plain' | 'stream', via: 'gateway' | 'relay' = 'gateway') => {
   const d = samples.direct[kind];
-  const g = samples.gateway[kind];
+  const g = samples[via][kind];
   const [d50, g50, d99, g99] = [pct(d, 0.5), pct(g, 0.5), pct(d, 0.99), pct(g, 0.99)];
-  return `${name.padEnd(22)} p50 direct ${ms(d50)}  gateway ${ms(g50)}  added ${ms(g50 - d50)} (${(g50 / d50).toFixed(2)}x)   p99 direct ${ms(d99)}  gateway ${ms(g99)}  added ${ms(g99 - d99)}`;
+  return `${name.padEnd(22)} p50 direct ${ms(d50)}  ${via} ${ms(g50)}  added ${ms(g50 - d50)} (${(g50 / d50).toFixed(2)}x)   p99 direct ${ms(d99)}  ${via} ${ms(g99)}  added ${ms(g99 - d99)}`;
 };
 const med = (xs: number[]) => pct(xs, 0.5);
 console.log(
@@ -232,6 +235,8 @@ console.log(
 );
 console.log(row('non-streaming', 'plain'));
 console.log(row('streaming TTFT', 'stream'));
+console.log(row('  bare relay', 'plain', 'relay'));
+console.log(row('  bare relay TTFT', 'stream', 'relay'));
 console.log(`non-streaming p99 added per round (ms): ${roundP99.join(', ')}`);
 console.log(`streaming TTFT p99 added per round (ms): ${roundStreamP99.join(', ')}`);
 console.log(
