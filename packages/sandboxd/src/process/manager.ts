@@ -23,7 +23,8 @@ import {
 import { FifoPool, openFifoReader } from './fifos.js';
 import { ProcessLogs } from './logs.js';
 import { ManagedProcess, UNKNOWN_EXIT_CODE } from './managed.js';
-import { ProcessRecords, startTicks, stillRunning } from './records.js';
+import { KEPT_FINISHED_RECORDS, ProcessRecords, startTicks, stillRunning } from './records.js';
+import { writeDrained } from './stdin.js';
 import { waitFor } from './wait.js';
 
 export { ManagedProcess, UNKNOWN_EXIT_CODE } from './managed.js';
@@ -46,10 +47,20 @@ export interface ManagerOptions {
   mkfifo?: readonly string[];
   /** To tell whether an adopted process still runs. */
   procRoot?: string;
+  /** Finished processes kept (listed, their logs readable); older ones are forgotten. */
+  keepFinished?: number;
 }
 
 export class ProcessManager {
   private readonly procs: ManagedProcess[] = [];
+  /**
+   * The finished ones among `procs`, oldest first. Only the newest `keepFinished` stay — in the
+   * table, on disk (records.ts keeps as many) and as log files: an agent that runs a command a
+   * second for days would otherwise grow sandboxd's memory (its sandbox's) and fill its /tmp
+   * with log files, one process at a time, without bound.
+   */
+  private readonly finished: ManagedProcess[] = [];
+  private readonly keepFinished: number;
   private readonly shellOptions: ShellOptions;
   private readonly records: ProcessRecords | undefined;
   private readonly fifos: FifoPool | undefined;
@@ -58,8 +69,9 @@ export class ProcessManager {
   constructor(private readonly o: ManagerOptions) {
     this.shellOptions = { spawn: o.spawn ?? nodeSpawn, shell: o.shell, shellArgs: o.shellArgs, env: o.env };
     this.procRoot = o.procRoot ?? '/proc';
+    this.keepFinished = o.keepFinished ?? KEPT_FINISHED_RECORDS;
     if (o.stateDir) {
-      this.records = new ProcessRecords(`${o.stateDir}/processes`);
+      this.records = new ProcessRecords(`${o.stateDir}/processes`, this.keepFinished);
       if (o.mkfifo?.length) this.fifos = new FifoPool(`${o.stateDir}/fifos`, o.mkfifo);
     }
   }
@@ -89,10 +101,8 @@ export class ProcessManager {
       procRoot: this.procRoot,
     });
     const answer = p.toResponse();
-    const i = this.procs.indexOf(p);
-    if (i >= 0) this.procs.splice(i, 1);
+    this.forget(p);
     this.records?.remove(p.pid);
-    p.logs.remove();
     return answer;
   }
 
@@ -161,6 +171,7 @@ export class ProcessManager {
    */
   restore(): void {
     if (!this.records) return;
+    const ended: ManagedProcess[] = [];
     for (const r of this.records.loadAll()) {
       if (this.procs.some((p) => p.pid === r.key)) continue;
       const running = r.status === 'running';
@@ -169,6 +180,7 @@ export class ProcessManager {
       this.procs.push(p);
       if (!running) {
         logs.close();
+        ended.push(p);
         continue;
       }
       this.armLife(p);
@@ -184,6 +196,10 @@ export class ProcessManager {
       watchProcess(p, readers, undefined, this.procRoot, (exit) => this.onClose(p, exit));
     }
     this.fifos?.sweep(new Set(this.procs.flatMap((p) => p.fifos ?? [])));
+    // Oldest first, as they ended (loadAll kept the newest `keepFinished` of them).
+    ended.sort((a, b) => (a.completedAt?.getTime() ?? 0) - (b.completedAt?.getTime() ?? 0));
+    this.finished.unshift(...ended);
+    this.trimFinished();
   }
 
   /** DELETE /process/{id}: SIGTERM to the group; 404 on any failure, "not running" included. */
@@ -212,25 +228,7 @@ export class ProcessManager {
   async writeStdin(identifier: string, data: Buffer, drainMs: number): Promise<void> {
     const pipe = this.openStdin(identifier);
     if (data.length === 0) return;
-    await new Promise<void>((resolve, reject) => {
-      const stopped = () => new HttpError(503, `process ${identifier} stopped reading its stdin`);
-      const timer = setTimeout(() => finish(stopped()), drainMs);
-      const onError = () => finish(stopped());
-      const onClose = () => finish(stopped());
-      const finish = (err?: HttpError) => {
-        clearTimeout(timer);
-        pipe.off('error', onError);
-        pipe.off('close', onClose);
-        pipe.off('drain', onDrain);
-        if (err) reject(err);
-        else resolve();
-      };
-      const onDrain = () => finish();
-      pipe.once('error', onError);
-      pipe.once('close', onClose);
-      if (pipe.write(data, (err) => (err ? finish(stopped()) : undefined))) finish();
-      else pipe.once('drain', onDrain);
-    });
+    await writeDrained(pipe, data, drainMs, identifier);
   }
 
   /** DELETE /process/{id}/stdin: EOF for the process; idempotent. 409 when it has no stdin. */
@@ -349,7 +347,26 @@ export class ProcessManager {
     if (p.lifeTimer) clearTimeout(p.lifeTimer);
     p.logs.close();
     this.persist(p);
+    this.finished.push(p);
     p.emit('exit');
+    this.trimFinished();
+  }
+
+  /** Forgets the oldest finished processes beyond `keepFinished`: table and log files. */
+  private trimFinished(): void {
+    while (this.finished.length > this.keepFinished) {
+      const old = this.finished.shift();
+      if (old) this.forget(old);
+    }
+  }
+
+  /** Out of the table for good, its log files deleted (its record is the caller's, or records.ts's). */
+  private forget(p: ManagedProcess): void {
+    const i = this.procs.indexOf(p);
+    if (i >= 0) this.procs.splice(i, 1);
+    const j = this.finished.indexOf(p);
+    if (j >= 0) this.finished.splice(j, 1);
+    p.logs.remove();
   }
 }
 
