@@ -10,7 +10,7 @@
 // THIS_POOL_HOT=0: this build's side with all members frozen (tells the build from the hot member).
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
-import { startPlatform, type RunningPlatform } from '../tests/e2e/support/platform.js';
+import { removeHome, startPlatform, type RunningPlatform } from '../tests/e2e/support/platform.js';
 import { waitPoolFull } from './sandbox-first-command.js';
 
 const N = Number(process.env.N ?? 10);
@@ -143,6 +143,7 @@ try {
       .split('\n')
       .filter((l) => l.includes('trace'));
     if (trace.length > 0) console.log(`[${s.label}] ${trace.join(`\n[${s.label}] `)}`);
-    await s.p.stop();
+    await s.p.stop(); // destroys the pool's members; the samples' sandboxes were deleted each
+    removeHome(s.p.home);
   }
 }
