@@ -28,6 +28,11 @@ export interface FakeProviders {
   seen: SeenRequest[];
   /** Streams the caller's side closed before they ended (the message "slow" streams for 10 s). */
   abandoned(): number;
+  /**
+   * Streams whose message says "hold" sent their head and wait here for their first event;
+   * `release` sends it to each (then [DONE]).
+   */
+  release(): number;
   /** TCP connections accepted so far (keep-alive reuse shows as few). */
   connections(): number;
   /** The next `n` requests answer `status` with this Retry-After (then normal). */
@@ -100,6 +105,7 @@ function openai(req: SeenRequest, res: ServerResponse): void {
   }
   const withUsage = b.stream_options?.include_usage === true && !silent;
   if (JSON.stringify(b.messages).includes('slow')) return slowStream(res);
+  if (JSON.stringify(b.messages).includes('hold')) return heldStream(res);
   const chunk = (delta: unknown, finish: string | null = null) => ({
     ...base,
     object: 'chat.completion.chunk',
@@ -127,6 +133,25 @@ function openai(req: SeenRequest, res: ServerResponse): void {
   }
   if (withUsage) events.push([undefined, { ...base, object: 'chat.completion.chunk', choices: [], usage }]);
   sse(res, events, true);
+}
+
+let held: Array<() => void> = [];
+/** The head at once, the events only when the test releases them (a provider still thinking). */
+function heldStream(res: ServerResponse): void {
+  const u = USAGE.openai;
+  const usage = {
+    prompt_tokens: u.prompt,
+    completion_tokens: u.completion,
+    total_tokens: u.prompt + u.completion,
+  };
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.flushHeaders();
+  held.push(() =>
+    res.end(
+      `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'Hel' } }] })}\n\n` +
+        `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', choices: [], usage })}\n\ndata: [DONE]\n\n`,
+    ),
+  );
 }
 
 let abandoned = 0;
@@ -328,6 +353,12 @@ export async function startFakeProviders(options: { record?: boolean } = {}): Pr
     seen,
     connections: () => connections,
     abandoned: () => abandoned,
+    release: () => {
+      const n = held.length;
+      for (const send of held) send();
+      held = [];
+      return n;
+    },
     failNext: (n, status, retryAfter) => (failures = { n, status, retryAfter }),
     close: () =>
       new Promise<void>((resolve) => {

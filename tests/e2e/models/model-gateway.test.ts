@@ -6,6 +6,7 @@
 // surfaced; a maxToken policy blocks once its budget is used; usage in the billing metrics API
 // equals what the provider reported, streams included; callers without access get 401/404.
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
@@ -416,6 +417,67 @@ describe('model gateway through the built platform', () => {
       .chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }] })
       .catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+  });
+
+  // exchange.ts: the head goes with the first events when they came together (one write, one
+  // wake-up of the caller before its first token), and at once while the provider thinks.
+  it('a stream head leaves with the first events, or at once when the provider makes the caller wait', async () => {
+    const body = (content: string) =>
+      JSON.stringify({ model: 'x', stream: true, messages: [{ role: 'user', content }] });
+    const raw = (content: string) =>
+      new Promise<string>((resolve, reject) => {
+        const payload = body(content);
+        const socket = connect(p.port, '127.0.0.1', () =>
+          socket.write(
+            `POST /${ws}/models/e2e-openai/chat/completions HTTP/1.1\r\nhost: x\r\n` +
+              `authorization: Bearer ${p.credentials.apiKey}\r\ncontent-type: application/json\r\n` +
+              `content-length: ${Buffer.byteLength(payload)}\r\nconnection: close\r\n\r\n${payload}`,
+          ),
+        );
+        // The first read, kept; the rest read to the end (connection: close) so the call completes.
+        let first: string | undefined;
+        socket.on('data', (d: Buffer) => (first ??= d.toString()));
+        socket.on('close', () => resolve(first ?? ''));
+        socket.on('error', reject);
+      });
+    const together = await raw('Say hello');
+    expect(together).toMatch(/^HTTP\/1\.1 200 /);
+    expect(together).toContain('text/event-stream');
+    expect(together).toContain('data: {'); // the first event in the same read as the head
+
+    let ended: Promise<string> = Promise.resolve('');
+    const head = new Promise<number>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: p.port,
+          path: `/${ws}/models/e2e-openai/chat/completions`,
+          method: 'POST',
+          headers: { authorization: `Bearer ${p.credentials.apiKey}`, 'content-type': 'application/json' },
+        },
+        (res) => {
+          ended = new Promise((done) => {
+            let text = '';
+            res.on('data', (d: Buffer) => (text += d.toString()));
+            res.on('end', () => done(text));
+          });
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end(body('hold on'));
+    });
+    const waited = await Promise.race([
+      head,
+      sleep(5000).then(() => 'no head while the provider held its first event'),
+    ]);
+    expect(waited).toBe(200);
+    expect(fake.release()).toBe(1);
+    const rest = await ended;
+    expect(rest).toContain('"content":"Hel"');
+    expect(rest).toContain('data: [DONE]');
+    count('e2e-openai', USAGE.openai); // the first call (include_usage is asked of the provider)
+    count('e2e-openai', USAGE.openai); // the held one, which reported usage when released
   });
 
   it('a caller that goes away mid-stream cancels the upstream request', async () => {

@@ -97,16 +97,26 @@ export class Exchange {
     }
     const t = this.m.adapter.chatStream(call);
     this.res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    this.res.flushHeaders();
+    // The head leaves with the first events when the provider sent them together: one write and
+    // one wake-up of the caller before its first token, not two (on a 2-core host every extra
+    // wake-up is a chance to lose the core; bench/model-gateway.ts, streaming TTFT p99). When the
+    // provider makes us wait, the head goes at once, so the caller sees the 200 as early as the
+    // provider's. `headersSent` is true from writeHead on, before anything left: hence `sent`.
+    let sent = false;
+    const flushHead = () => {
+      if (!sent) this.res.flushHeaders();
+      sent = true;
+    };
     let pending = '';
     const parser = new SseParser((event, data) => {
       for (const out of t.event(event, data)) pending += `data: ${out}\n\n`;
     });
     try {
-      for await (const chunk of up.body) {
+      for await (const chunk of up.body.chunks(flushHead)) {
         parser.push(chunk);
         if (pending) {
           this.res.write(pending);
+          sent = true;
           pending = '';
         }
       }

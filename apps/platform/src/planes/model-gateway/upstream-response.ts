@@ -16,6 +16,8 @@ export interface UpstreamResponse {
   statusCode: number;
   headers: IncomingHttpHeaders;
   body: AsyncIterable<Buffer> & {
+    /** The chunks, calling `whenWaiting` each time the reader must wait for the provider. */
+    chunks(whenWaiting?: () => void): AsyncGenerator<Buffer>;
     text(): Promise<string>;
     /** The whole body as it came (no UTF-8 decoding: an answer passed on byte for byte). */
     bytes(): Promise<Buffer>;
@@ -168,12 +170,15 @@ class LeanHandler implements Dispatcher.DispatchHandlers, UpstreamResponse {
     this.resumeSocket?.();
   }
 
-  private async *chunks(): AsyncGenerator<Buffer> {
+  async *chunks(whenWaiting?: () => void): AsyncGenerator<Buffer> {
     for (;;) {
       if (this.queue.length > 0) yield this.take();
       else if (this.failed) throw this.failed;
       else if (this.done) return;
-      else await this.waitForMore();
+      else {
+        whenWaiting?.();
+        await this.waitForMore();
+      }
     }
   }
 
