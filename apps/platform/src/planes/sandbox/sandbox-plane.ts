@@ -18,6 +18,7 @@ import {
   type Controllers,
 } from './controllers/controllers.js';
 import type { EngineConfig } from './controllers/engine-config.js';
+import { released } from './controllers/live-sandboxes.js';
 import type { SandboxRow } from './records/sandbox-record.js';
 import { sandboxSecretContext, viewSandboxSpec } from './records/sandbox-secrets.js';
 import type { SecretBox } from '../../framework/secrets.js';
@@ -310,7 +311,7 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
         try {
           return await engine.snapshotSandbox(entry.engineId, snapshotId);
         } finally {
-          entry.inflight -= 1;
+          released(entry, Date.now());
         }
       },
       remove: (snapshotId) => engine.deleteSnapshot(snapshotId),

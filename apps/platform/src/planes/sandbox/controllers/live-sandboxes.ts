@@ -21,6 +21,21 @@ export interface LiveSandbox {
   inflight: number;
   /** A freeze is under way (between the freezer write and the store write). */
   freezing: boolean;
+  /** Bookkeeping to do once nothing is in flight (standby.ts: the record of a resume). */
+  whenIdle?: (() => void) | undefined;
+}
+
+/**
+ * The end of a request or session counted in `inflight`: the sandbox was used until `now`, and
+ * the last one out runs `whenIdle` — after the exchange, never on its path.
+ */
+export function released(entry: LiveSandbox, now: number): void {
+  entry.inflight--;
+  entry.lastUsedMs = Math.max(entry.lastUsedMs, now);
+  const idle = entry.inflight === 0 ? entry.whenIdle : undefined;
+  if (!idle) return;
+  entry.whenIdle = undefined;
+  setImmediate(idle);
 }
 
 export class LiveSandboxes {

@@ -14,6 +14,7 @@ import { ChangeFeed } from '../../../framework/change-feed.js';
 import { until } from '../../../test-support/until.js';
 import { startControllers, type Controllers } from './controllers.js';
 import { sandboxEngineId } from './engine-ids.js';
+import { released } from './live-sandboxes.js';
 
 const missing = missingCapability();
 const logger = pino({ level: 'silent' });
@@ -96,11 +97,34 @@ for (const db of testDatabases(process.env)) {
         expect((await engine.inspect(engineId)).status).toBe('FROZEN');
         expect(standby.events.map((e) => e.type)).toContain('Standby');
 
+        // The resume is recorded once the request that woke the sandbox is answered (standby.ts).
         ctl.standby.touch(live!);
+        live!.inflight++;
         expect((await engine.inspect(engineId)).status).toBe('RUNNING');
-        await until('RUNNING in the store', async () =>
-          (await store.resources.getById(row.id))?.state === 'RUNNING' ? true : undefined,
-        );
+        await new Promise((r) => setTimeout(r, 500)); // three ticks with the request in flight
+        expect((await store.resources.getById(row.id))?.state).toBe('STANDBY');
+        released(live!, Date.now()); // answered: the record follows at once
+        const resumed = await until('RUNNING in the store', async () => {
+          const r = await store.resources.getById(row.id);
+          return r?.state === 'RUNNING' ? r : undefined;
+        });
+        expect(resumed.events.at(-1)?.type).toBe('Resume');
+
+        // A request that stays in flight (a stream) does not keep the record behind for long, and
+        // the next freeze comes after the Resume event, never before it.
+        const again = await until('STANDBY again', async () => {
+          const r = await store.resources.getById(row.id);
+          return r?.state === 'STANDBY' ? r : undefined;
+        });
+        expect(again.events.slice(-2).map((e) => e.type)).toEqual(['Resume', 'Standby']);
+        ctl.standby.touch(live!);
+        live!.inflight++;
+        const streaming = await until('RUNNING while a request is in flight', async () => {
+          const r = await store.resources.getById(row.id);
+          return r?.state === 'RUNNING' ? r : undefined;
+        });
+        expect(streaming.events.at(-1)?.type).toBe('Resume');
+        released(live!, Date.now());
 
         await store.resources.update(row.id, { status: 'DELETING' });
         changes.publish({ workspace: ws, kind: 'sandbox', name: 'life' });

@@ -8,6 +8,15 @@
  * Idle detection is one scan per tick over the live sandboxes rather than a timer per sandbox:
  * `touch` then costs an assignment, not a timer reset, and a tick over hundreds of entries is
  * microseconds. The store sees `lastUsedAt` at most every `lastUsedWriteMs` per sandbox.
+ *
+ * The record of a resume (state RUNNING, a Resume event) is written RESUME_RECORD_DELAY_MS after
+ * the request that woke the sandbox has been answered (`whenIdle`, live-sandboxes.ts `released`):
+ * issue 20 item 2, a store write on the request path. Written from `touch` (an immediate), it held
+ * the event loop ~1–2 ms just as sandboxd's answer came back, on every resume (the resume's added
+ * median 0.7 ms before, ~0.5 ms after; bench/sandbox.ts). The event keeps the resume's time, so
+ * metering charges from it. A request that stays in flight (a stream, a terminal) does not hold the
+ * record back for more than RESUME_RECORD_MAX_DELAY_MS (a tick writes it), and it is always written
+ * before the next freeze.
  */
 import { FreezeAbortedError } from '@tarmac/engine';
 import type { Logger } from 'pino';
@@ -37,8 +46,20 @@ export interface StandbyOptions {
   onUse?: (entry: LiveSandbox) => void;
 }
 
+/**
+ * After the resuming request is answered, the record waits this long: the caller has its answer
+ * and is off the platform's and the host's CPU by then (written at once, it still cost the
+ * resumed request ~0.2 ms at the median on 2 cores, bench/sandbox.ts), and a metering pass in
+ * between charges at most this much of the resumed time at the STANDBY rate.
+ */
+export const RESUME_RECORD_DELAY_MS = 50;
+/** A resume whose requests stay in flight longer than this is recorded anyway (an open stream). */
+export const RESUME_RECORD_MAX_DELAY_MS = 1000;
+
 export class StandbyController {
   private timer: NodeJS.Timeout | undefined;
+  /** Resumes not yet in the store, by record id: when each happened. */
+  private readonly resumed = new Map<string, Date>();
   private ticking = false;
   /** Sandboxes kept awake by keep-alive processes: when to ask sandboxd again. */
   private readonly recheckAt = new Map<string, number>();
@@ -70,10 +91,11 @@ export class StandbyController {
       entry.state = 'RUNNING';
       entry.freezing = false;
       if (wasStandby) {
-        // After the request has gone on to sandboxd (the proxy writes it from microtasks and
-        // next-ticks; immediates run after them): the store write is not on the resume's path.
-        const at = new Date(this.now());
-        setImmediate(() => void this.record(entry, 'RUNNING', 'Resumed by a request', at));
+        // Once the request is answered (see the top of this file).
+        this.resumed.set(entry.id, new Date(this.now()));
+        entry.whenIdle = () => {
+          setTimeout(() => void this.recordResume(entry, this.now(), true), RESUME_RECORD_DELAY_MS);
+        };
       }
     }
   }
@@ -86,6 +108,7 @@ export class StandbyController {
       const now = this.now();
       const work: Promise<void>[] = [];
       for (const entry of this.o.live.all()) {
+        const resume = this.recordResume(entry, now);
         if (
           entry.state === 'RUNNING' &&
           !entry.freezing &&
@@ -93,16 +116,32 @@ export class StandbyController {
           now - entry.lastUsedMs >= this.o.standbyAfterMs &&
           now >= (this.recheckAt.get(entry.id) ?? 0)
         ) {
-          work.push(this.maybeFreeze(entry));
+          work.push(resume ? resume.then(() => this.maybeFreeze(entry)) : this.maybeFreeze(entry));
+        } else if (resume) {
+          work.push(resume);
         } else if (entry.lastUsedMs - entry.lastUsedWrittenMs >= (this.o.lastUsedWriteMs ?? 5000)) {
           work.push(this.flushLastUsed(entry));
         }
       }
       await Promise.all(work);
       for (const id of this.recheckAt.keys()) if (!this.o.live.getById(id)) this.recheckAt.delete(id);
+      for (const id of this.resumed.keys()) if (!this.o.live.getById(id)) this.resumed.delete(id);
     } finally {
       this.ticking = false;
     }
+  }
+
+  /**
+   * Writes the pending resume's record: now (`answered`, from `whenIdle`), or from a tick when its
+   * requests are answered or it waited RESUME_RECORD_MAX_DELAY_MS. Once per resume.
+   */
+  private recordResume(entry: LiveSandbox, now: number, answered = false): Promise<void> | undefined {
+    const at = this.resumed.get(entry.id);
+    if (!at) return undefined;
+    if (!answered && entry.inflight > 0 && now - at.getTime() < RESUME_RECORD_MAX_DELAY_MS) return undefined;
+    this.resumed.delete(entry.id);
+    entry.whenIdle = undefined;
+    return this.record(entry, 'RUNNING', 'Resumed by a request', at);
   }
 
   private async maybeFreeze(entry: LiveSandbox): Promise<void> {

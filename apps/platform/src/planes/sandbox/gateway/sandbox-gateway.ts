@@ -14,7 +14,7 @@ import type { Duplex } from 'node:stream';
 import type { Authenticator, WorkspaceResolver } from '@tarmac/server-kit';
 import type { Store } from '@tarmac/store';
 import type { Logger } from 'pino';
-import type { LiveSandbox, LiveSandboxes } from '../controllers/live-sandboxes.js';
+import { released, type LiveSandbox, type LiveSandboxes } from '../controllers/live-sandboxes.js';
 import { SANDBOX_KIND } from '../records/sandbox-record.js';
 import { AccessCache } from '../../../framework/access-cache.js';
 import { SandboxProxy } from './proxy.js';
@@ -117,8 +117,7 @@ export class SandboxGateway {
       if (toDaemon && this.d.intercept && (await this.d.intercept(req, res, entry, upstream.path))) return;
       await this.proxy.forward(req, res, { host: entry.ip, ...upstream, ...this.tokenFor(entry, toDaemon) });
     } finally {
-      entry.inflight--;
-      entry.lastUsedMs = Math.max(entry.lastUsedMs, (this.d.now ?? Date.now)());
+      released(entry, (this.d.now ?? Date.now)());
     }
   }
 
@@ -149,8 +148,7 @@ export class SandboxGateway {
         ...this.tokenFor(entry, toDaemon),
       });
     } finally {
-      entry.inflight--;
-      entry.lastUsedMs = Math.max(entry.lastUsedMs, (this.d.now ?? Date.now)());
+      released(entry, (this.d.now ?? Date.now)());
     }
   }
 

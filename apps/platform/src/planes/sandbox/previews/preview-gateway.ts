@@ -16,7 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Store } from '@tarmac/store';
 import type { Logger } from 'pino';
-import type { LiveSandbox, LiveSandboxes } from '../controllers/live-sandboxes.js';
+import { released, type LiveSandbox, type LiveSandboxes } from '../controllers/live-sandboxes.js';
 import type { ChangeFeed } from '../../../framework/change-feed.js';
 import { HOP_BY_HOP_REQUEST, SandboxProxy, type Upstream } from '../gateway/proxy.js';
 import type { SandboxGatewayDeps } from '../gateway/sandbox-gateway.js';
@@ -139,8 +139,7 @@ export class PreviewGateway {
       if (session && this.d.intercept && (await this.d.intercept(req, res, entry, upstream.path))) return;
       await this.proxy.forward(req, res, upstream);
     } finally {
-      entry.inflight--;
-      entry.lastUsedMs = Math.max(entry.lastUsedMs, this.now());
+      released(entry, this.now());
     }
   }
 
@@ -169,8 +168,7 @@ export class PreviewGateway {
     try {
       await this.proxy.upgrade(req, socket, head, upstream);
     } finally {
-      entry.inflight--;
-      entry.lastUsedMs = Math.max(entry.lastUsedMs, this.now());
+      released(entry, this.now());
     }
   }
 
