@@ -94,7 +94,7 @@ export class StandbyController {
         // Once the request is answered (see the top of this file).
         this.resumed.set(entry.id, new Date(this.now()));
         entry.whenIdle = () => {
-          setTimeout(() => void this.recordResume(entry, this.now(), true), RESUME_RECORD_DELAY_MS);
+          setTimeout(() => void this.recordResume(entry, this.now(), true), RESUME_RECORD_DELAY_MS).unref();
         };
       }
     }
