@@ -5,8 +5,10 @@
 // adapter; the provider sees the connection's key, never the caller's; a 429 is retried then
 // surfaced; a maxToken policy blocks once its budget is used; usage in the billing metrics API
 // equals what the provider reported, streams included; callers without access get 401/404.
+import { execFile, spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { connect } from 'node:net';
+import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
@@ -14,6 +16,14 @@ import { startFakeProviders, USAGE, type FakeProviders } from './fake-providers.
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- loose reads
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// The official Python client is on PyPI, not in Debian: CI (npm and Debian packages only) has
+// none, so that test runs where TARMAC_TEST_PYTHON (or python3) can import it, and says so otherwise.
+const PYTHON = process.env.TARMAC_TEST_PYTHON ?? 'python3';
+const noPythonClient =
+  spawnSync(PYTHON, ['-c', 'import openai'], { stdio: 'ignore' }).status === 0
+    ? undefined
+    : `${PYTHON} cannot import the openai package (PyPI only; set TARMAC_TEST_PYTHON)`;
 
 const ADAPTERS = [
   {
@@ -479,6 +489,36 @@ describe('model gateway through the built platform', () => {
     count('e2e-openai', USAGE.openai); // the first call (include_usage is asked of the provider)
     count('e2e-openai', USAGE.openai); // the held one, which reported usage when released
   });
+
+  it.skipIf(noPythonClient !== undefined)(
+    `the official openai Python client works unmodified${noPythonClient ? ` (skipped: ${noPythonClient})` : ''}`,
+    async () => {
+      const { stdout } = await promisify(execFile)(
+        PYTHON,
+        [new URL('./openai-python-client.py', import.meta.url).pathname],
+        {
+          env: {
+            ...process.env,
+            BASE_URL: `${p.credentials.runUrl}/${ws}/models/e2e-openai`,
+            KEY: p.credentials.apiKey,
+          },
+          timeout: 60_000,
+        },
+      );
+      const u = USAGE.openai;
+      expect(stdout.trim().split('\n')).toEqual([
+        `plain Hello from the fake provider ${u.prompt} ${u.completion}`,
+        `stream Hello from the fake provider ${u.prompt} ${u.completion}`,
+        'tool get_weather {"city":"Paris"}',
+        'embeddings 3',
+        'models e2e-openai',
+        'bad-key 401',
+      ]);
+      for (let i = 0; i < 3; i++) count('e2e-openai', u);
+      count('e2e-openai', { prompt: 5, completion: 0 }); // the embeddings call
+      expect(fake.seen.at(-1)?.headers.authorization).toBe('Bearer sk-upstream-openai');
+    },
+  );
 
   it('a caller that goes away mid-stream cancels the upstream request', async () => {
     const before = fake.abandoned();
