@@ -9,14 +9,15 @@
  * `touch` then costs an assignment, not a timer reset, and a tick over hundreds of entries is
  * microseconds. The store sees `lastUsedAt` at most every `lastUsedWriteMs` per sandbox.
  *
- * The record of a resume (state RUNNING, a Resume event) is written RESUME_RECORD_DELAY_MS after
- * the request that woke the sandbox has been answered (`whenIdle`, live-sandboxes.ts `released`):
- * issue 20 item 2, a store write on the request path. Written from `touch` (an immediate), it held
- * the event loop ~1–2 ms just as sandboxd's answer came back, on every resume (the resume's added
- * median 0.7 ms before, ~0.5 ms after; bench/sandbox.ts). The event keeps the resume's time, so
- * metering charges from it. A request that stays in flight (a stream, a terminal) does not hold the
- * record back for more than RESUME_RECORD_MAX_DELAY_MS (a tick writes it), and it is always written
- * before the next freeze.
+ * The record of a resume (state RUNNING, a Resume event) is written as soon as the request that
+ * woke the sandbox has been answered (`whenIdle`, run by live-sandboxes.ts `released` in an
+ * immediate after the exchange): issue 20 item 2, a store write on the request path. Written from
+ * `touch`, it held the event loop ~1–2 ms just as sandboxd's answer came back, on every resume.
+ * On SQLite the write completes before the next I/O callback, so the caller's next request sees
+ * it (on PostgreSQL it is one round trip behind); the event keeps the resume's time, so metering
+ * charges from it. A
+ * request that stays in flight (a stream, a terminal) holds the record back at most
+ * RESUME_RECORD_MAX_DELAY_MS plus a tick; it is always written before the next freeze.
  */
 import { FreezeAbortedError } from '@tarmac/engine';
 import type { Logger } from 'pino';
@@ -46,13 +47,6 @@ export interface StandbyOptions {
   onUse?: (entry: LiveSandbox) => void;
 }
 
-/**
- * After the resuming request is answered, the record waits this long: the caller has its answer
- * and is off the platform's and the host's CPU by then (written at once, it still cost the
- * resumed request ~0.2 ms at the median on 2 cores, bench/sandbox.ts), and a metering pass in
- * between charges at most this much of the resumed time at the STANDBY rate.
- */
-export const RESUME_RECORD_DELAY_MS = 50;
 /** A resume whose requests stay in flight longer than this is recorded anyway (an open stream). */
 export const RESUME_RECORD_MAX_DELAY_MS = 1000;
 
@@ -93,9 +87,7 @@ export class StandbyController {
       if (wasStandby) {
         // Once the request is answered (see the top of this file).
         this.resumed.set(entry.id, new Date(this.now()));
-        entry.whenIdle = () => {
-          setTimeout(() => void this.recordResume(entry, this.now(), true), RESUME_RECORD_DELAY_MS).unref();
-        };
+        entry.whenIdle = () => void this.recordResume(entry, this.now(), true);
       }
     }
   }
