@@ -5,10 +5,7 @@
 // adapter; the provider sees the connection's key, never the caller's; a 429 is retried then
 // surfaced; a maxToken policy blocks once its budget is used; usage in the billing metrics API
 // equals what the provider reported, streams included; callers without access get 401/404.
-import { execFile, spawnSync } from 'node:child_process';
 import { request } from 'node:http';
-import { connect } from 'node:net';
-import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeHome, startPlatform, type RunningPlatform } from '../support/platform.js';
@@ -16,14 +13,6 @@ import { startFakeProviders, USAGE, type FakeProviders } from './fake-providers.
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- loose reads
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-// The official Python client is on PyPI, not in Debian: CI (npm and Debian packages only) has
-// none, so that test runs where TARMAC_TEST_PYTHON (or python3) can import it, and says so otherwise.
-const PYTHON = process.env.TARMAC_TEST_PYTHON ?? 'python3';
-const noPythonClient =
-  spawnSync(PYTHON, ['-c', 'import openai'], { stdio: 'ignore' }).status === 0
-    ? undefined
-    : `${PYTHON} cannot import the openai package (PyPI only; set TARMAC_TEST_PYTHON)`;
 
 const ADAPTERS = [
   {
@@ -428,98 +417,6 @@ describe('model gateway through the built platform', () => {
       .catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
   });
-
-  // exchange.ts: the head goes with the first events when they came together (one write, one
-  // wake-up of the caller before its first token), and at once while the provider thinks.
-  it('a stream head leaves with the first events, or at once when the provider makes the caller wait', async () => {
-    const body = (content: string) =>
-      JSON.stringify({ model: 'x', stream: true, messages: [{ role: 'user', content }] });
-    const raw = (content: string) =>
-      new Promise<string>((resolve, reject) => {
-        const payload = body(content);
-        const socket = connect(p.port, '127.0.0.1', () =>
-          socket.write(
-            `POST /${ws}/models/e2e-openai/chat/completions HTTP/1.1\r\nhost: x\r\n` +
-              `authorization: Bearer ${p.credentials.apiKey}\r\ncontent-type: application/json\r\n` +
-              `content-length: ${Buffer.byteLength(payload)}\r\nconnection: close\r\n\r\n${payload}`,
-          ),
-        );
-        // The first read, kept; the rest read to the end (connection: close) so the call completes.
-        let first: string | undefined;
-        socket.on('data', (d: Buffer) => (first ??= d.toString()));
-        socket.on('close', () => resolve(first ?? ''));
-        socket.on('error', reject);
-      });
-    const together = await raw('Say hello');
-    expect(together).toMatch(/^HTTP\/1\.1 200 /);
-    expect(together).toContain('text/event-stream');
-    expect(together).toContain('data: {'); // the first event in the same read as the head
-
-    let ended: Promise<string> = Promise.resolve('');
-    const head = new Promise<number>((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port: p.port,
-          path: `/${ws}/models/e2e-openai/chat/completions`,
-          method: 'POST',
-          headers: { authorization: `Bearer ${p.credentials.apiKey}`, 'content-type': 'application/json' },
-        },
-        (res) => {
-          ended = new Promise((done) => {
-            let text = '';
-            res.on('data', (d: Buffer) => (text += d.toString()));
-            res.on('end', () => done(text));
-          });
-          resolve(res.statusCode ?? 0);
-        },
-      );
-      req.on('error', reject);
-      req.end(body('hold on'));
-    });
-    const waited = await Promise.race([
-      head,
-      sleep(5000).then(() => 'no head while the provider held its first event'),
-    ]);
-    expect(waited).toBe(200);
-    expect(fake.release()).toBe(1);
-    const rest = await ended;
-    expect(rest).toContain('"content":"Hel"');
-    expect(rest).toContain('data: [DONE]');
-    count('e2e-openai', USAGE.openai); // the first call (include_usage is asked of the provider)
-    count('e2e-openai', USAGE.openai); // the held one, which reported usage when released
-  });
-
-  it.skipIf(noPythonClient !== undefined)(
-    `the official openai Python client works unmodified${noPythonClient ? ` (skipped: ${noPythonClient})` : ''}`,
-    async () => {
-      const { stdout } = await promisify(execFile)(
-        PYTHON,
-        [new URL('./openai-python-client.py', import.meta.url).pathname],
-        {
-          env: {
-            ...process.env,
-            BASE_URL: `${p.credentials.runUrl}/${ws}/models/e2e-openai`,
-            KEY: p.credentials.apiKey,
-          },
-          timeout: 60_000,
-        },
-      );
-      const u = USAGE.openai;
-      expect(stdout.trim().split('\n')).toEqual([
-        `plain Hello from the fake provider ${u.prompt} ${u.completion}`,
-        `stream Hello from the fake provider ${u.prompt} ${u.completion}`,
-        'tool get_weather {"city":"Paris"}',
-        'embeddings 3',
-        'models e2e-openai',
-        'bad-key 401',
-      ]);
-      for (let i = 0; i < 3; i++) count('e2e-openai', u);
-      count('e2e-openai', { prompt: 5, completion: 0 }); // the embeddings call
-      expect(fake.seen.at(-1)?.headers.authorization).toBe('Bearer sk-upstream-openai');
-    },
-  );
-
   it('a caller that goes away mid-stream cancels the upstream request', async () => {
     const before = fake.abandoned();
     const controller = new AbortController();
