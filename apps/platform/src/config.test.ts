@@ -157,3 +157,16 @@ describe('resolveConfig: TARMAC_POOL_HOT', () => {
     expect(() => at({ TARMAC_POOL_HOT: 'yes' })).toThrow(/TARMAC_POOL_HOT/);
   });
 });
+
+// Issue 20: no sandbox is frozen before sandboxd's start-up collections (standby.ts).
+describe('resolveConfig: TARMAC_STANDBY_MIN_AGE', () => {
+  const at = (env: Record<string, string>) => resolveConfig({ flags: {}, env, homedir: '/home/ada' });
+  it("leaves the controller's default unset, reads seconds and durations, names the variable otherwise", () => {
+    expect(at({}).engine.standbyMinAgeMs).toBeUndefined();
+    expect(at({ TARMAC_STANDBY_MIN_AGE: '0' }).engine.standbyMinAgeMs).toBe(0);
+    expect(at({ TARMAC_STANDBY_MIN_AGE: '12s' }).engine.standbyMinAgeMs).toBe(12_000);
+    expect(at({ TARMAC_STANDBY_MIN_AGE: '1m' }).engine.standbyMinAgeMs).toBe(60_000);
+    expect(() => at({ TARMAC_STANDBY_MIN_AGE: '-1' })).toThrow(/TARMAC_STANDBY_MIN_AGE/);
+    expect(() => at({ TARMAC_STANDBY_MIN_AGE: 'soon' })).toThrow(/TARMAC_STANDBY_MIN_AGE/);
+  });
+});

@@ -2,6 +2,8 @@
 // (every process frozen: a background counter stops advancing, read from the host without touching
 // the sandbox); the first request resumes it before being forwarded, and the same process carries
 // on counting. A keep-alive process keeps it RUNNING. State changes are events; lastUsedAt moves.
+// No sandbox is frozen younger than TARMAC_STANDBY_MIN_AGE (10 s by default, kept here): sandboxd's
+// start-up collections run first (issue 20; apps/platform standby.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../support/platform.js';
 import {
@@ -23,6 +25,8 @@ const missing = missingCapability();
 // writes, and a read from the host in between saw an empty file (CI did, twice).
 const COUNTER = `sh -c 'i=0; while true; do i=$((i+1)); echo $i > /tmp/count.new; mv /tmp/count.new /tmp/count; sleep 0.1; done'`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** TARMAC_STANDBY_MIN_AGE's default (standby.ts STANDBY_MIN_AGE_MS). */
+const MIN_AGE_MS = 10_000;
 
 describe.skipIf(missing !== null)(`standby and resume${missing ? ` (skipped: ${missing})` : ''}`, () => {
   let p: RunningPlatform | undefined;
@@ -36,6 +40,7 @@ describe.skipIf(missing !== null)(`standby and resume${missing ? ` (skipped: ${m
 
   it('freezes an idle sandbox and resumes it on the next request with its processes still running', async () => {
     const before = new Set(engineIds(p!.home));
+    const created = Date.now();
     await createSandbox(p!, 'idle');
     const id = engineIds(p!.home).find((x) => !before.has(x))!;
     await spawnProcess(p!, 'idle', COUNTER, { name: 'counter' });
@@ -45,8 +50,11 @@ describe.skipIf(missing !== null)(`standby and resume${missing ? ` (skipped: ${m
       5_000,
     );
 
-    const standby = await waitSandbox(p!, 'idle', (s) => s.state === 'STANDBY', 'STANDBY', 15_000);
+    const standby = await waitSandbox(p!, 'idle', (s) => s.state === 'STANDBY', 'STANDBY', 30_000);
     expect(standby.events.map((e) => e.type)).toContain('Standby');
+    // Idle for 2 s from its first seconds, but frozen only once 10 s old.
+    const frozenEvent = standby.events.find((e) => e.type === 'Standby');
+    expect(Date.parse(frozenEvent!.time) - created).toBeGreaterThanOrEqual(MIN_AGE_MS);
     expect(standby.lastUsedAt).toBeDefined();
     const frozenAt = Number(upperFile(p!.home, id, 'tmp/count'));
     await sleep(1000);
@@ -70,9 +78,11 @@ describe.skipIf(missing !== null)(`standby and resume${missing ? ` (skipped: ${m
   });
 
   it('keeps a sandbox with a keep-alive process out of STANDBY', async () => {
+    const created = Date.now();
     await createSandbox(p!, 'busy');
     await spawnProcess(p!, 'busy', 'sleep 600', { name: 'keeper', keepAlive: true, timeout: 0 });
-    await sleep(6000); // three standby periods
+    // Past the minimum age, then three standby periods: only the keep-alive process holds it.
+    await sleep(Math.max(0, created + MIN_AGE_MS - Date.now()) + 6000);
     expect((await getSandbox(p!, 'busy')).state).toBe('RUNNING');
     await sbx(p!, 'busy', '/process/keeper/kill', { method: 'DELETE' });
     await waitSandbox(

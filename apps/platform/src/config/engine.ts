@@ -21,6 +21,18 @@ export function engineConfig(e: PlatformEnv): EngineConfig {
       `TARMAC_STANDBY_AFTER must be seconds or a duration like 15s or 2m, got "${standbyText}"`,
     );
   }
+  const minAgeText = e.TARMAC_STANDBY_MIN_AGE;
+  const minAgeSeconds =
+    minAgeText === undefined
+      ? undefined
+      : /^\d+$/.test(minAgeText)
+        ? Number(minAgeText)
+        : lifecycleDurationSeconds(minAgeText);
+  if (minAgeText !== undefined && minAgeSeconds === undefined) {
+    throw new ConfigError(
+      `TARMAC_STANDBY_MIN_AGE must be seconds or a duration like 10s, got "${minAgeText}"`,
+    );
+  }
   const graceText = e.TARMAC_ORPHAN_GRACE_SECONDS ?? '60';
   if (!/^\d+$/.test(graceText)) {
     throw new ConfigError(`TARMAC_ORPHAN_GRACE_SECONDS must be whole seconds, got "${graceText}"`);
@@ -51,6 +63,7 @@ export function engineConfig(e: PlatformEnv): EngineConfig {
       }),
     },
     standbyAfterMs: standbySeconds * 1000,
+    ...(minAgeSeconds !== undefined ? { standbyMinAgeMs: minAgeSeconds * 1000 } : {}),
     imageDir: e.TARMAC_IMAGE_DIR,
     maxImageArchiveBytes: megabytes(e.TARMAC_IMAGE_MAX_ARCHIVE_MB, 'TARMAC_IMAGE_MAX_ARCHIVE_MB'),
     network: {

@@ -34,6 +34,11 @@ export const platformEnvSchema = z.object({
   // Sandbox plane: engine and controllers (planes/sandbox/controllers/ARCHITECTURE.md).
   /** Idle time before STANDBY: seconds or a duration (`15s`, `2m`); 15 s. */
   TARMAC_STANDBY_AFTER: optional,
+  /**
+   * No sandbox is frozen younger than this, however idle: seconds or a duration; 10 s (sandboxd's
+   * start-up collections run first; planes/sandbox/controllers/standby.ts).
+   */
+  TARMAC_STANDBY_MIN_AGE: optional,
   /** Image store shared between homes (tests: one base-image cache). */
   TARMAC_IMAGE_DIR: optional,
   /** Largest image archive POST /v0/images/import takes, whole MB (16384; issue 19 item 1). */

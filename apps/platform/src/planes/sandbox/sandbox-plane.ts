@@ -164,6 +164,7 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
     changes: d.changes,
     logger: d.logger,
     standbyAfterMs: d.config.standbyAfterMs,
+    standbyMinAgeMs: d.config.standbyMinAgeMs,
     sandboxDefaults,
     keepAliveCount,
     orphanGraceMs: d.config.orphanGraceMs,
@@ -179,7 +180,7 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
     ? sandboxPool({
         pool: warm,
         resolveImage: (workspace, ref) => d.images.resolve(workspace, ref),
-        adopt: (row, ip) => controllers.sandboxes.adopt(row, ip),
+        adopt: (row, ip, bootedMs) => controllers.sandboxes.adopt(row, ip, bootedMs),
         ...(d.mcpHosts ? { mcpHosts: d.mcpHosts } : {}),
       })
     : undefined;

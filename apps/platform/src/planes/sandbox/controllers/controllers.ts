@@ -24,6 +24,8 @@ export interface ControllerDeps {
   logger: Logger;
   /** Idle time before STANDBY (TARMAC_STANDBY_AFTER; default 15 s). */
   standbyAfterMs: number;
+  /** No freeze before this age (TARMAC_STANDBY_MIN_AGE; standby.ts STANDBY_MIN_AGE_MS). */
+  standbyMinAgeMs?: number;
   resyncMs?: number;
   now?: () => number;
   /** Opens sealed secret env values at start (sandboxes module's SecretBox). */
@@ -92,6 +94,7 @@ export function startControllers(deps: ControllerDeps): Controllers {
     resources,
     logger: deps.logger,
     standbyAfterMs: deps.standbyAfterMs,
+    ...(deps.standbyMinAgeMs !== undefined ? { minAgeMs: deps.standbyMinAgeMs } : {}),
     keepAliveCount: deps.keepAliveCount ?? ((ip) => sandboxdKeepAlive(ip)),
     ...(deps.now ? { now: deps.now } : {}),
   });

@@ -1,6 +1,6 @@
 /**
  * Settings of the local engine and the sandbox controllers. config.ts (the platform's one env
- * schema) fills them from TARMAC_STANDBY_AFTER, TARMAC_IMAGE_DIR, TARMAC_IMAGE_MAX_ARCHIVE_MB, TARMAC_BRIDGE, TARMAC_SUBNET,
+ * schema) fills them from TARMAC_STANDBY_AFTER, TARMAC_STANDBY_MIN_AGE, TARMAC_IMAGE_DIR, TARMAC_IMAGE_MAX_ARCHIVE_MB, TARMAC_BRIDGE, TARMAC_SUBNET,
  * TARMAC_DOMAIN, TARMAC_SANDBOXD_BUNDLE, TARMAC_TINI and TARMAC_ORPHAN_GRACE_SECONDS; nothing here reads the environment.
  */
 
@@ -8,6 +8,8 @@ import type { PoolShape } from '../pool/pool-shapes.js';
 
 export interface EngineConfig {
   standbyAfterMs: number;
+  /** No freeze before this age (TARMAC_STANDBY_MIN_AGE; standby.ts); undefined: its default. */
+  standbyMinAgeMs?: number;
   imageDir: string | undefined;
   /** Largest archive POST /v0/images/import takes (TARMAC_IMAGE_MAX_ARCHIVE_MB); undefined: the engine's default. */
   maxImageArchiveBytes: number | undefined;

@@ -52,6 +52,7 @@ describe('ExpiryTimers', () => {
       ip: '10.0.0.2',
       state: 'RUNNING' as const,
       lastUsedMs: Date.now(),
+      bootedMs: 0,
       lastUsedWrittenMs: 0,
       inflight: 0,
       freezing: false,

@@ -9,6 +9,7 @@ const entry = (): LiveSandbox => ({
   ip: '10.0.0.2',
   state: 'RUNNING',
   lastUsedMs: 1000,
+  bootedMs: 0,
   lastUsedWrittenMs: 1000,
   inflight: 0,
   freezing: false,

@@ -13,6 +13,8 @@ export interface LiveSandbox {
   readonly engineId: string;
   readonly ip: string;
   state: 'RUNNING' | 'STANDBY';
+  /** Epoch ms its container was created, sandboxd's start (standby.ts: no freeze before minAgeMs). */
+  readonly bootedMs: number;
   /** Epoch ms of the last request that reached the sandbox. */
   lastUsedMs: number;
   /** lastUsedMs as last written to the store (writes are batched, spec'd "every few seconds"). */

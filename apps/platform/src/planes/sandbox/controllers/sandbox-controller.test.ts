@@ -18,6 +18,8 @@ import { released } from './live-sandboxes.js';
 
 const missing = missingCapability();
 const logger = pino({ level: 'silent' });
+/** Shorter than the default 10 s, still well past the 600 ms idle window (standby.ts minAgeMs). */
+const MIN_AGE_MS = 3000;
 
 for (const db of testDatabases(process.env)) {
   describe.skipIf(missing !== null)(
@@ -35,7 +37,15 @@ for (const db of testDatabases(process.env)) {
         ({ store, dispose } = await db.open());
         ws = (await bootstrap(store, { mintKey: false, now: () => new Date() })).workspace;
         await engine.ensureImage('tarmac/base:latest');
-        ctl = startControllers({ engine, store, changes, logger, standbyAfterMs: 600, resyncMs: 500 });
+        ctl = startControllers({
+          engine,
+          store,
+          changes,
+          logger,
+          standbyAfterMs: 600,
+          standbyMinAgeMs: MIN_AGE_MS,
+          resyncMs: 500,
+        });
         await ctl.ready;
       }, 900_000);
 
@@ -90,10 +100,17 @@ for (const db of testDatabases(process.env)) {
         const live = ctl.live.get(ws, 'life');
         expect(live?.ip).toBe(row.system.ip);
 
+        // Idle past its window but younger than the minimum age: not frozen yet.
+        const booted = Date.parse((await engine.inspect(engineId)).createdAt);
+        expect(live?.bootedMs).toBe(booted);
+        await new Promise((r) => setTimeout(r, Math.max(0, booted + MIN_AGE_MS - 800 - Date.now())));
+        expect((await engine.inspect(engineId)).status).toBe('RUNNING');
+        expect((await store.resources.getById(row.id))?.state).toBe('RUNNING');
         const standby = await until('STANDBY', async () => {
           const r = await store.resources.getById(row.id);
           return r?.state === 'STANDBY' ? r : undefined;
         });
+        expect(Date.now() - booted).toBeGreaterThanOrEqual(MIN_AGE_MS);
         expect((await engine.inspect(engineId)).status).toBe('FROZEN');
         expect(standby.events.map((e) => e.type)).toContain('Standby');
 
@@ -135,7 +152,7 @@ for (const db of testDatabases(process.env)) {
         expect(gone.terminatedAt).not.toBeNull();
         expect(ctl.live.get(ws, 'life')).toBeUndefined();
         expect(await engine.leftovers(engineId, String(row.system.ip))).toEqual([]);
-      });
+      }, 30_000);
 
       it('marks a sandbox whose container died FAILED with an event saying why', async () => {
         const row = await create('dies');

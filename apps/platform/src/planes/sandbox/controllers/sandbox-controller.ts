@@ -192,7 +192,7 @@ export class SandboxController {
     });
     await markVolumes(this.o.resources, row, true, () => this.date());
     if (updated?.status === 'DEPLOYED') {
-      if (!this.o.live.getById(row.id)) this.register(updated, info.ip, frozen);
+      if (!this.o.live.getById(row.id)) this.register(updated, info.ip, frozen, Date.parse(info.createdAt));
     } else await this.reconcileNow(row.id).catch(() => undefined);
   }
 
@@ -237,7 +237,8 @@ export class SandboxController {
           : undefined,
       );
     }
-    if (!this.o.live.getById(row.id)) this.register(row, info.ip, info.status === 'FROZEN');
+    if (!this.o.live.getById(row.id))
+      this.register(row, info.ip, info.status === 'FROZEN', Date.parse(info.createdAt));
   }
 
   /**
@@ -245,13 +246,14 @@ export class SandboxController {
    * the member's engine id and address, and its first request may come at once — so it goes in the
    * live map now, not at the reconcile its change notice starts.
    */
-  adopt(row: ResourceRow<SandboxSpecView>, ip: string): void {
-    if (!this.o.live.getById(row.id)) this.register(row, ip, false);
+  adopt(row: ResourceRow<SandboxSpecView>, ip: string, bootedMs: number): void {
+    if (!this.o.live.getById(row.id)) this.register(row, ip, false, bootedMs);
     this.adopted.set(row.id, row.revision);
     this.o.onRecord?.(row);
   }
 
-  private register(row: ResourceRow<SandboxSpecView>, ip: string, frozen: boolean): void {
+  /** `bootedMs`: the container's creation (engine createdAt); unknown (NaN) counts as old. */
+  private register(row: ResourceRow<SandboxSpecView>, ip: string, frozen: boolean, bootedMs: number): void {
     const lastUsed = Date.parse(systemOf(row).lastUsedAt ?? '') || this.now();
     this.o.live.add({
       id: row.id,
@@ -260,6 +262,7 @@ export class SandboxController {
       engineId: systemOf(row).engineId ?? sandboxEngineId(row.id),
       ip,
       state: frozen ? 'STANDBY' : 'RUNNING',
+      bootedMs: Number.isFinite(bootedMs) ? bootedMs : 0,
       lastUsedMs: lastUsed,
       lastUsedWrittenMs: lastUsed,
       inflight: 0,

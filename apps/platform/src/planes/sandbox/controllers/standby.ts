@@ -18,6 +18,12 @@
  * charges from it. A
  * request that stays in flight (a stream, a terminal) holds the record back at most
  * RESUME_RECORD_MAX_DELAY_MS plus a tick; it is always written before the next freeze.
+ *
+ * A sandbox younger than `minAgeMs` (TARMAC_STANDBY_MIN_AGE, 10 s) is not frozen, whatever its
+ * idle time: about 8 s after sandboxd starts, V8's memory reducer runs two full collections
+ * (packages/sandboxd ARCHITECTURE.md "V8's memory reducer and STANDBY"). Frozen before then, a
+ * sandbox runs them right after its next thaw, beside the request that woke it (issue 20: resume
+ * p99). The cost is at most a few seconds more of an idle sandbox's first window.
  */
 import { FreezeAbortedError } from '@tarmac/engine';
 import type { Logger } from 'pino';
@@ -38,6 +44,8 @@ export interface StandbyOptions {
   resources: Resources;
   logger: Logger;
   standbyAfterMs: number;
+  /** A sandbox is not frozen before this age (bootedMs); default STANDBY_MIN_AGE_MS. */
+  minAgeMs?: number;
   /** Running keep-alive processes in the sandbox (sandboxd /health); throws when unreachable. */
   keepAliveCount: (ip: string, recordId: string) => Promise<number>;
   now?: () => number;
@@ -49,6 +57,9 @@ export interface StandbyOptions {
 
 /** A resume whose requests stay in flight longer than this is recorded anyway (an open stream). */
 export const RESUME_RECORD_MAX_DELAY_MS = 1000;
+
+/** sandboxd's start-up collections are done by then (V8's memory reducer: ~8 s, then ~0.5 s). */
+export const STANDBY_MIN_AGE_MS = 10_000;
 
 export class StandbyController {
   private timer: NodeJS.Timeout | undefined;
@@ -106,6 +117,7 @@ export class StandbyController {
           !entry.freezing &&
           entry.inflight === 0 &&
           now - entry.lastUsedMs >= this.o.standbyAfterMs &&
+          now - entry.bootedMs >= (this.o.minAgeMs ?? STANDBY_MIN_AGE_MS) &&
           now >= (this.recheckAt.get(entry.id) ?? 0)
         ) {
           work.push(resume ? resume.then(() => this.maybeFreeze(entry)) : this.maybeFreeze(entry));

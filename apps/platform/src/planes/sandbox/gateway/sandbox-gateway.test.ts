@@ -104,6 +104,7 @@ describe('sandbox gateway', () => {
       ip: '127.0.0.1',
       state,
       lastUsedMs: 0,
+      bootedMs: 0,
       lastUsedWrittenMs: 0,
       inflight: 0,
       freezing: false,

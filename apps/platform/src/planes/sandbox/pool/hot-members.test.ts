@@ -9,6 +9,7 @@ const member = (n: number): PoolMember => ({
   recordId: `r${n}`,
   engineId: `sb-${n}`,
   ip: `10.0.0.${n}`,
+  bootedMs: 0,
   shape: 'img@512',
   engineImage: 'img',
   memoryMB: 512,

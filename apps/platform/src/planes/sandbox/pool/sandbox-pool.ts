@@ -28,7 +28,7 @@ export function sandboxPool(d: {
   /** The engine ref an image names in a workspace (what the controller would boot). */
   resolveImage: (workspace: string, ref: string) => Promise<string | undefined>;
   /** The lifecycle controller's adopt (puts the sandbox in the live map). */
-  adopt: (row: ResourceRow<never>, ip: string) => void;
+  adopt: (row: ResourceRow<never>, ip: string, bootedMs: number) => void;
   /** The hostnames the sandbox's /mcp accepts (what a boot passes as TARMAC_SANDBOXD_MCP_HOSTS). */
   mcpHosts?: (sandbox: { workspace: string; name: string }) => string[];
 }): SandboxPool {
@@ -39,7 +39,7 @@ export function sandboxPool(d: {
       return d.pool.claim({ ...req, engineImage, mcpHosts: d.mcpHosts?.(req) ?? [] });
     },
     adopt(row, claimed) {
-      d.adopt(row as ResourceRow<never>, claimed.ip);
+      d.adopt(row as ResourceRow<never>, claimed.ip, claimed.bootedMs);
       claimed.settle();
     },
   };

@@ -276,6 +276,7 @@ export class WarmPool {
         recordId,
         engineId,
         ip: info.ip,
+        bootedMs: Date.parse(info.createdAt),
         shape: key,
         engineImage,
         memoryMB: shape.memoryMB,

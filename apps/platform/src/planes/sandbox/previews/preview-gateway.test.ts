@@ -116,6 +116,7 @@ describe('preview gateway', () => {
       ip: '127.0.0.1',
       state: 'STANDBY',
       lastUsedMs: 0,
+      bootedMs: 0,
       lastUsedWrittenMs: 0,
       inflight: 0,
       freezing: false,

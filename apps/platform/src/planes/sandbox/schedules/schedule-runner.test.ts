@@ -52,6 +52,7 @@ describe.each(testDatabases(process.env))('ScheduleRunner ($name)', (database) =
       ip: '127.0.0.1',
       state: 'STANDBY',
       lastUsedMs: 0,
+      bootedMs: 0,
       lastUsedWrittenMs: 0,
       inflight: 0,
       freezing: false,
