@@ -142,6 +142,7 @@ export async function startSandboxPlane(d: SandboxPlaneDeps): Promise<SandboxPla
           engine,
           shapes: d.config.pool,
           hot: d.config.poolHot ?? true,
+          ...(d.config.standbyMinAgeMs !== undefined ? { minAgeMs: d.config.standbyMinAgeMs } : {}),
           // Built-in images resolve the same in every workspace; the pool boots only those it can.
           resolveImage: (ref) => d.images.resolve('', ref),
           sandboxDefaults,

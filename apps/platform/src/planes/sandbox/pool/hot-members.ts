@@ -40,6 +40,11 @@ export class HotMembers {
     return this.thawed.has(member.engineId);
   }
 
+  /** Hot, or being made hot (thawed, its ping under way): not to be frozen. */
+  keepsThawed(member: PoolMember): boolean {
+    return this.thawed.has(member.engineId) || this.promoting.has(member.engineId);
+  }
+
   /**
    * Makes the shape's first ready member hot unless one is (or is becoming) hot already: the
    * member goes to the front of `list`, where a claim takes from. `list` is the pool's own array.

@@ -53,4 +53,9 @@ export interface WarmPoolDeps {
   hot?: boolean;
   /** Between two pings of a hot member (hot-members.ts KEEP_WARM_MS). */
   keepWarmMs?: number;
+  /**
+   * A member is frozen only once this old (TARMAC_STANDBY_MIN_AGE; controllers/standby.ts
+   * STANDBY_MIN_AGE_MS): sandboxd's start-up collections run before the freeze, not after a claim.
+   */
+  minAgeMs?: number;
 }

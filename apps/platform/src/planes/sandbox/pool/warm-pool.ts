@@ -8,8 +8,9 @@
  * background; a member is never handed back, reused or shared.
  */
 import { randomUUID } from 'node:crypto';
-import { SandboxNotFoundError } from '@tarmac/engine';
+import { FreezeAbortedError, SandboxNotFoundError } from '@tarmac/engine';
 import { sandboxEngineId } from '../controllers/engine-ids.js';
+import { STANDBY_MIN_AGE_MS } from '../controllers/standby.js';
 import { SANDBOXD_MCP_HOSTS_ENV as MCP_HOSTS_ENV } from '../sandbox-credentials.js';
 import { shapeKey, type PoolShape } from './pool-shapes.js';
 import { HotMembers } from './hot-members.js';
@@ -283,9 +284,10 @@ export class WarmPool {
         imageSizeBytes: image.sizeBytes,
       };
       const list = this.ready.get(key) ?? [];
-      // The shape's hot member when it has none (hot-members.ts); frozen otherwise.
+      // The shape's hot member when it has none (hot-members.ts); frozen otherwise, once settled.
       const hot = !this.stopped && this.d.hot !== false && this.hot.adopt(list, member);
-      if (!hot) await this.d.engine.freeze(engineId);
+      const settleMs = Math.max(0, member.bootedMs + (this.d.minAgeMs ?? STANDBY_MIN_AGE_MS) - this.now());
+      if (!hot && settleMs === 0) await this.d.engine.freeze(engineId);
       if (this.stopped) {
         this.hot.forget(member);
         await this.remove(engineId);
@@ -294,7 +296,10 @@ export class WarmPool {
       // Ready from here: labelled so (READY_LABEL), in the list in the same tick.
       this.d.engine.prepareClaim(engineId, { [POOL_LABEL]: key, record: recordId, [READY_LABEL]: '1' });
       if (hot) list.unshift(member);
-      else list.push(member);
+      else {
+        list.push(member);
+        if (settleMs > 0) this.freezeWhenSettled(list, member, settleMs);
+      }
       return true;
     } catch (err) {
       this.d.logger.warn({ err, shape: key }, 'could not boot a pooled sandbox; retrying later');
@@ -304,6 +309,27 @@ export class WarmPool {
       this.booting.delete(recordId);
       this.bootingShape.delete(recordId);
     }
+  }
+
+  /**
+   * Freezes a ready member in `waitMs`, once it is `minAgeMs` old (controllers/standby.ts): about
+   * 8 s after sandboxd starts, V8's memory reducer runs two full collections, and a member frozen
+   * before then ran them right after its claim, beside the sandbox's first requests. Until then it
+   * is ready unfrozen (a claim's thaw is then a no-op). Claimed, removed or made hot meanwhile,
+   * it is left alone; a claim or promotion during the freeze wins (FreezeAbortedError).
+   */
+  private freezeWhenSettled(list: PoolMember[], member: PoolMember, waitMs: number): void {
+    const freeze = async (): Promise<void> => {
+      if (this.stopped || !list.includes(member) || this.hot.keepsThawed(member)) return;
+      try {
+        await this.d.engine.freeze(member.engineId);
+      } catch (err) {
+        if (err instanceof FreezeAbortedError) return;
+        this.d.logger.warn({ err, sandbox: member.engineId }, 'could not freeze a pooled sandbox');
+        this.drop(member);
+      }
+    };
+    setTimeout(() => void freeze(), waitMs).unref();
   }
 
   /**
