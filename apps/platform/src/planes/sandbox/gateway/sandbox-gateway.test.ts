@@ -1,117 +1,39 @@
-// The sandbox gateway over real HTTP: a real store with a bootstrapped admin key, and an HTTP
-// server standing in for sandboxd (the gateway's contract with it is plain HTTP on a port). Checks
-// host- and path-style routing, auth (401/404 without leaking existence), resume on use, header
-// hygiene, streaming both ways, WebSocket upgrade splicing, and 503 while a sandbox is starting.
-import { createServer, request, type Server } from 'node:http';
+// The sandbox gateway over real HTTP (test-support/sandbox-gateway-fixture.ts: a real store and a
+// stand-in sandboxd). Checks host- and path-style routing, auth (401/404 without leaking
+// existence), resume on use, header hygiene and sandboxd's token, streaming both ways, and
+// WebSocket upgrade splicing. Requests to starting sandboxes: sandbox-gateway-start-wait.test.ts.
+import { createServer, request } from 'node:http';
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
-import { Hono } from 'hono';
 import type { Store } from '@tarmac/store';
-import { testDatabases } from '@tarmac/store/test-support';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bootstrap } from '../../identity/bootstrap.js';
-import { LiveSandboxes, type LiveSandbox } from '../controllers/live-sandboxes.js';
-import { BearerAuthenticator, MembershipWorkspaceResolver } from '../../identity/auth/authenticator.js';
-import { JwtService, generateSigningJwk, signingKeyFromJwk } from '../../identity/auth/jwt.js';
-import { withSandboxGateway } from './listener.js';
-import { SandboxGateway } from './sandbox-gateway.js';
-import { StartWaiters } from './start-waiters.js';
-
-const db = testDatabases({})[0]!; // SQLite: the gateway's store use is two indexed reads
+import type { LiveSandbox, LiveSandboxes } from '../controllers/live-sandboxes.js';
+import {
+  startSandboxGatewayFixture,
+  type SandboxGatewayFixture,
+} from '../../../test-support/sandbox-gateway-fixture.js';
 
 describe('sandbox gateway', () => {
+  let f: SandboxGatewayFixture;
   let store: Store;
-  let dispose: () => Promise<void>;
-  let upstream: Server;
-  let platform: ServerType;
-  let base: string;
-  let port: number;
+  let base = '';
+  let port = 0;
   let ws = '';
   let key = '';
   let accountId = '';
-  const live = new LiveSandboxes();
-  const starts = new StartWaiters(2);
-  const touched: string[] = [];
-  const seen: { url: string; headers: Record<string, unknown> }[] = [];
+  let live: LiveSandboxes;
+  let touched: string[];
+  let seen: SandboxGatewayFixture['seen'];
+  const entry = (name: string, state?: LiveSandbox['state']) => f.entry(name, state);
+  const auth = () => f.auth();
 
   beforeAll(async () => {
-    ({ store, dispose } = await db.open());
-    const id = await bootstrap(store, { mintKey: true, now: () => new Date() });
-    ws = id.workspace;
-    key = id.apiKey!;
-    accountId = id.accountId;
-    upstream = createServer((req, res) => {
-      seen.push({ url: req.url ?? '', headers: { ...req.headers } });
-      if (req.url === '/echo') {
-        res.writeHead(200, { 'content-type': 'application/octet-stream' });
-        req.pipe(res); // echoes the body as it streams
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json', 'x-from': 'sandboxd' });
-      res.end(JSON.stringify({ path: req.url }));
-    });
-    upstream.on('upgrade', (req, socket) => {
-      seen.push({ url: req.url ?? '', headers: { ...req.headers } });
-      socket.write('HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n\r\n');
-      socket.pipe(socket); // raw echo after the handshake
-    });
-    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    const upstreamPort = (upstream.address() as AddressInfo).port;
-    const jwt = new JwtService(await signingKeyFromJwk(await generateSigningJwk()), 'tarmac');
-    const gateway = new SandboxGateway({
-      live,
-      touch: (e: LiveSandbox) => {
-        touched.push(e.name);
-        e.state = 'RUNNING';
-      },
-      authenticator: new BearerAuthenticator(store, jwt),
-      workspaces: new MembershipWorkspaceResolver(store),
-      store,
-      logger: pino({ level: 'silent' }),
-      sandboxPort: upstreamPort,
-      sandboxdToken: (e) => `token-of-${e.id}`,
-      starts,
-      startWaitMs: 1500,
-    });
-    const app = new Hono();
-    app.all('*', (c) => c.json({ management: true }));
-    platform = serve({
-      fetch: app.fetch,
-      port: 0,
-      hostname: '127.0.0.1',
-      createServer: withSandboxGateway(() => gateway),
-    });
-    await new Promise<void>((r) => platform.once('listening', () => r()));
-    port = (platform.address() as AddressInfo).port;
-    base = `http://127.0.0.1:${port}`;
+    f = await startSandboxGatewayFixture();
+    ({ store, base, port, ws, key, accountId, live, touched, seen } = f);
     live.add(entry('box-1'));
   });
 
-  afterAll(async () => {
-    await new Promise<void>((r) => platform.close(() => r()));
-    await new Promise<void>((r) => upstream.close(() => r()));
-    await dispose();
-  });
-
-  function entry(name: string, state: LiveSandbox['state'] = 'RUNNING'): LiveSandbox {
-    return {
-      id: `id-${name}`,
-      workspace: ws,
-      name,
-      engineId: `e-${name}`,
-      ip: '127.0.0.1',
-      state,
-      lastUsedMs: 0,
-      bootedMs: 0,
-      lastUsedWrittenMs: 0,
-      inflight: 0,
-      freezing: false,
-    };
-  }
-
-  const auth = () => ({ authorization: `Bearer ${key}` });
+  afterAll(() => f.close());
 
   it('answers a browser preflight itself, without credentials, and allows the MCP headers (issue 14 item 7)', async () => {
     const before = seen.length;
@@ -257,95 +179,6 @@ describe('sandbox gateway', () => {
     socket.destroy();
     await new Promise((r) => setTimeout(r, 100));
     expect(live.get(ws, 'box-1')?.inflight).toBe(0);
-  });
-
-  async function starting(name: string): Promise<void> {
-    const now = new Date().toISOString();
-    await store.resources.create({
-      id: `rec-${name}`,
-      workspace: ws,
-      kind: 'sandbox',
-      parent: '',
-      name,
-      displayName: null,
-      externalId: null,
-      labels: {},
-      spec: {},
-      status: 'DEPLOYING',
-      state: null,
-      system: {},
-      events: [],
-      createdAt: now,
-      updatedAt: now,
-      createdBy: 't',
-      updatedBy: 't',
-      terminatedAt: null,
-    });
-  }
-
-  // Issue 14 item 1: a request right after create is held until the sandbox is live, not 503'd.
-  it('holds a request to a DEPLOYING sandbox and forwards it once the controller reports it live', async () => {
-    await starting('starting');
-    const t0 = Date.now();
-    const pending = fetch(`${base}/${ws}/sandboxes/starting/health`, { headers: auth() });
-    await new Promise((r) => setTimeout(r, 300));
-    expect(starts.size).toBe(1); // held, not answered
-    live.add(entry('starting'));
-    starts.notify(ws, 'starting');
-    const res = await pending;
-    expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ path: '/health' });
-    expect(Date.now() - t0).toBeLessThan(1400); // woken by the notice, not by the 1.5 s bound
-    expect(starts.size).toBe(0);
-    live.remove('id-starting');
-  });
-
-  it('fails a held request at once, with the reason, when the deploy goes FAILED', async () => {
-    await starting('doomed');
-    const t0 = Date.now();
-    const pending = fetch(`${base}/${ws}/sandboxes/doomed/process`, {
-      method: 'POST',
-      headers: auth(),
-      body: '{}',
-    });
-    await new Promise((r) => setTimeout(r, 200));
-    await store.resources.update('rec-doomed', {
-      status: 'FAILED',
-      events: [
-        {
-          type: 'Failure',
-          status: 'FAILED',
-          message: 'Could not start: image "x" is gone',
-          time: new Date().toISOString(),
-          revision: '',
-          canaryRevision: '',
-        },
-      ],
-    });
-    starts.notify(ws, 'doomed');
-    const res = await pending;
-    expect(Date.now() - t0).toBeLessThan(1400);
-    expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ error: 'sandbox doomed FAILED: Could not start: image "x" is gone' });
-  });
-
-  it('answers 503 with Retry-After when the start wait runs out, and bounds how many wait', async () => {
-    await starting('slow');
-    const t0 = Date.now();
-    const held = [1, 2].map(() => fetch(`${base}/${ws}/sandboxes/slow/health`, { headers: auth() }));
-    await new Promise((r) => setTimeout(r, 200));
-    const third = await fetch(`${base}/${ws}/sandboxes/slow/health`, { headers: auth() });
-    expect(third.status).toBe(503); // the bound (2 here) is full: refused at once
-    expect((await third.json()) as unknown).toEqual({
-      error: 'sandbox slow is starting and 2 requests already wait for sandboxes to start; retry shortly',
-    });
-    for (const res of await Promise.all(held)) {
-      expect(res.status).toBe(503);
-      expect(res.headers.get('retry-after')).toBe('1');
-      expect(await res.json()).toEqual({ error: 'sandbox slow is still starting after 2 s; retry shortly' });
-    }
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(1400);
-    expect(starts.size).toBe(0);
   });
 
   /** A GET with a Host header (fetch cannot set Host): status and the token sandboxd received. */
