@@ -150,6 +150,17 @@ describe('the claim the engine writes into the boot env file', () => {
     expect(await run(d, probe)).toBe('[mine][s3cret][][]');
   });
 
+  it("is applied by a /health (the claim's ping), before the user's first request", async () => {
+    const file = bootEnvFile();
+    const d = await start(true, file);
+    expect((await fetch(`${d.base}/health`)).status).toBe(200);
+    writeFileSync(file, JSON.stringify(claimed));
+    expect((await fetch(`${d.base}/health`)).status).toBe(200);
+    // Taken by the ping: the file changing back is never read again.
+    writeFileSync(file, JSON.stringify({ HOSTNAME: 'sb-pooled', TARMAC_SANDBOXD_POOLED: '1', EGRESS: 'e' }));
+    expect(await run(d, probe)).toBe('[mine][s3cret][][]');
+  });
+
   it('is never read by a sandboxd that was not started pooled', async () => {
     const file = bootEnvFile();
     const d = await start(false, file);

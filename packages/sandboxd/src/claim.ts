@@ -105,7 +105,11 @@ export function claimRoutes(app: Hono, o: ClaimOptions): ClaimWatch {
     claimed = true;
     apply(o, found);
   };
-  // Before every route but /health (the platform's ping of a pooled member; it reads no env).
+  // Before every route, /health included (sandboxd.ts registers this first): the warm pool's
+  // claim pings the member right after the engine rewrote the file (apps/platform warm-pool.ts),
+  // so the claim is applied on that ping, while the create is still being answered, and not on
+  // the user's first request (~0.4 ms of the first exec on the 2-core host; issue 20 item 1). An
+  // unclaimed member's pings read the file each time (tens of microseconds, on a tmpfs).
   app.use('*', async (_c, next) => {
     check();
     await next();

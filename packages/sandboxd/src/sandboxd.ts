@@ -102,8 +102,8 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
   const terminals = new TerminalSessions(deps.ptyFactory ?? nodePtyFactory, LIMITS.terminalSessions);
 
   const app = createApp(config.gatewayToken);
-  healthRoutes(app, pm, config.clock, config.version);
   const mcpAllowed = allowedHostnames(config.mcpAllowedHosts);
+  // Before /health: the claim's ping applies the claim (claim.ts).
   const claims = claimRoutes(app, {
     pooled: config.pooled ?? false,
     bootEnvFile: config.bootEnvFile,
@@ -112,6 +112,7 @@ export function createSandboxd(config: SandboxdConfig, deps: SandboxdDeps = {}):
     mcpHosts: mcpAllowed,
     warm: () => pm.warm(config.workingDir),
   });
+  healthRoutes(app, pm, config.clock, config.version);
   filesystemRoutes(app, ctx);
   multipartRoutes(app, ctx, config.tmpDir, config.clock);
   searchRoutes(app, ctx);
