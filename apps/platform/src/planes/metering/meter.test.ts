@@ -1,7 +1,7 @@
 // The meter over a real store (both dialects) with a controllable clock: sandboxes and volumes run
 // for known times, and usage is checked to the GB-second.
 import type { Store } from '@tarmac/store';
-import { testDatabases } from '@tarmac/store/test-support';
+import { newResource, testDatabases } from '@tarmac/store/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Meter } from './meter.js';
 import { sandboxSource, volumeSource } from './resource-sources.js';
@@ -63,26 +63,21 @@ describe.each(testDatabases(process.env))('meter on $name', (db) => {
     state: string | null,
     extra: { system?: Record<string, unknown> } = {},
   ) =>
-    store.resources.create({
-      id: `uuid-${name}`,
-      workspace: WS,
-      kind: 'sandbox',
-      parent: '',
-      name,
-      displayName: null,
-      externalId: null,
-      labels: {},
-      spec: { runtime: { memory } },
-      status: 'DEPLOYED',
-      state,
-      system: extra.system ?? {},
-      events: [],
-      createdAt: iso(now),
-      updatedAt: iso(now),
-      createdBy: 'usr_1',
-      updatedBy: 'usr_1',
-      terminatedAt: null,
-    });
+    store.resources.create(
+      newResource({
+        id: `uuid-${name}`,
+        workspace: WS,
+        name,
+        spec: { runtime: { memory } },
+        status: 'DEPLOYED',
+        state,
+        system: extra.system ?? {},
+        createdAt: iso(now),
+        updatedAt: iso(now),
+        createdBy: 'usr_1',
+        updatedBy: 'usr_1',
+      }),
+    );
   const usage = async (uuid: string) => {
     const byDim: Record<string, number> = {};
     for (const s of await store.metering.samplesOf(uuid))
@@ -198,26 +193,20 @@ describe.each(testDatabases(process.env))('meter on $name', (db) => {
         },
       ],
     });
-    const volume = await store.resources.create({
-      id: 'uuid-vol',
-      workspace: WS,
-      kind: 'volume',
-      parent: '',
-      name: 'vol',
-      displayName: null,
-      externalId: null,
-      labels: {},
-      spec: { size: 4096 },
-      status: 'DEPLOYED',
-      state: null,
-      system: {},
-      events: [],
-      createdAt: iso(now),
-      updatedAt: iso(now),
-      createdBy: 'usr_1',
-      updatedBy: 'usr_1',
-      terminatedAt: null,
-    });
+    const volume = await store.resources.create(
+      newResource({
+        id: 'uuid-vol',
+        workspace: WS,
+        kind: 'volume',
+        name: 'vol',
+        spec: { size: 4096 },
+        status: 'DEPLOYED',
+        createdAt: iso(now),
+        updatedAt: iso(now),
+        createdBy: 'usr_1',
+        updatedBy: 'usr_1',
+      }),
+    );
     now += 20_000; // seen 20 s after it was created
     await meter.pass();
     now += 10_000;

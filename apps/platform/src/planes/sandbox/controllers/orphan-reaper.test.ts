@@ -4,7 +4,7 @@
 // its own (the shared test home holds other files' sandboxes, which must never be reaped).
 import { missingCapability, testEngine, DEFAULT_TEST_HOME } from '@tarmac/engine/test-support';
 import type { Store } from '@tarmac/store';
-import { testDatabases } from '@tarmac/store/test-support';
+import { newResource, testDatabases } from '@tarmac/store/test-support';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,27 +41,9 @@ describe.skipIf(missing !== null)(`orphan reaper${missing ? ` (skipped: ${missin
   }, 60_000);
 
   async function record(name: string): Promise<string> {
-    const now = new Date().toISOString();
-    const row = await store.resources.create({
-      id: `${name}-${Math.random().toString(36).slice(2)}`,
-      workspace: ws,
-      kind: 'sandbox',
-      parent: '',
-      name,
-      displayName: null,
-      externalId: null,
-      labels: {},
-      spec: {},
-      status: 'DEPLOYED',
-      state: null,
-      system: {},
-      events: [],
-      createdAt: now,
-      updatedAt: now,
-      createdBy: 'test',
-      updatedBy: 'test',
-      terminatedAt: null,
-    });
+    const row = await store.resources.create(
+      newResource({ workspace: ws, name, status: 'DEPLOYED', createdBy: 'test', updatedBy: 'test' }),
+    );
     return row.id;
   }
 

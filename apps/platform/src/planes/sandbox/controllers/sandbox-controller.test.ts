@@ -4,7 +4,7 @@
 // everything down to TERMINATED with nothing left on the host.
 import { missingCapability, testEngine } from '@tarmac/engine/test-support';
 import type { Store } from '@tarmac/store';
-import { testDatabases } from '@tarmac/store/test-support';
+import { newResource, testDatabases } from '@tarmac/store/test-support';
 import { mkdirSync, renameSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -58,27 +58,15 @@ for (const db of testDatabases(process.env)) {
       }, 60_000);
 
       async function create(name: string, spec: Record<string, unknown> = {}) {
-        const now = new Date().toISOString();
-        const row = await store.resources.create({
-          id: `${name}-${Math.random().toString(36).slice(2)}`,
-          workspace: ws,
-          kind: 'sandbox',
-          parent: '',
-          name,
-          displayName: null,
-          externalId: null,
-          labels: {},
-          spec: { runtime: { image: 'blaxel/base-image:latest', memory: 256 }, ...spec },
-          status: 'DEPLOYING',
-          state: null,
-          system: {},
-          events: [],
-          createdAt: now,
-          updatedAt: now,
-          createdBy: 'test',
-          updatedBy: 'test',
-          terminatedAt: null,
-        });
+        const row = await store.resources.create(
+          newResource({
+            workspace: ws,
+            name,
+            spec: { runtime: { image: 'blaxel/base-image:latest', memory: 256 }, ...spec },
+            createdBy: 'test',
+            updatedBy: 'test',
+          }),
+        );
         changes.publish({ workspace: ws, kind: 'sandbox', name });
         const deployed = await until('DEPLOYED', async () => {
           const r = await store.resources.getById(row.id);
@@ -185,27 +173,15 @@ for (const db of testDatabases(process.env)) {
       }, 30_000); // a 2 s wait on top of a deploy: more than the default 5 s on a loaded machine
 
       it('an unknown image fails the deployment with an event', async () => {
-        const now = new Date().toISOString();
-        const row = await store.resources.create({
-          id: `bad-${Math.random().toString(36).slice(2)}`,
-          workspace: ws,
-          kind: 'sandbox',
-          parent: '',
-          name: 'badimg',
-          displayName: null,
-          externalId: null,
-          labels: {},
-          spec: { runtime: { image: 'nope/none:1', memory: 256 } },
-          status: 'DEPLOYING',
-          state: null,
-          system: {},
-          events: [],
-          createdAt: now,
-          updatedAt: now,
-          createdBy: 'test',
-          updatedBy: 'test',
-          terminatedAt: null,
-        });
+        const row = await store.resources.create(
+          newResource({
+            workspace: ws,
+            name: 'badimg',
+            spec: { runtime: { image: 'nope/none:1', memory: 256 } },
+            createdBy: 'test',
+            updatedBy: 'test',
+          }),
+        );
         changes.publish({ workspace: ws, kind: 'sandbox', name: 'badimg' });
         const failed = await until('FAILED', async () => {
           const r = await store.resources.getById(row.id);

@@ -3,7 +3,7 @@
 // engine's size and a storage-grown event), both on a change notice and by the periodic resync.
 import { missingCapability, testEngine } from '@tarmac/engine/test-support';
 import type { Store } from '@tarmac/store';
-import { testDatabases } from '@tarmac/store/test-support';
+import { newResource, testDatabases } from '@tarmac/store/test-support';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrap } from '../../identity/bootstrap.js';
@@ -39,27 +39,18 @@ for (const db of testDatabases(process.env)) {
       }, 60_000);
 
       async function volume(name: string, sizeMB: number) {
-        const now = new Date().toISOString();
-        const row = await store.resources.create({
-          id: `${name}-${Math.random().toString(36).slice(2)}`,
-          workspace: ws,
-          kind: 'volume',
-          parent: '',
-          name,
-          displayName: null,
-          externalId: null,
-          labels: {},
-          spec: { size: sizeMB },
-          status: 'DEPLOYED',
-          state: null,
-          system: { attachedTo: '' },
-          events: [],
-          createdAt: now,
-          updatedAt: now,
-          createdBy: 'test',
-          updatedBy: 'test',
-          terminatedAt: null,
-        });
+        const row = await store.resources.create(
+          newResource({
+            workspace: ws,
+            kind: 'volume',
+            name,
+            spec: { size: sizeMB },
+            status: 'DEPLOYED',
+            system: { attachedTo: '' },
+            createdBy: 'test',
+            updatedBy: 'test',
+          }),
+        );
         const engineName = volumeEngineName(row.id);
         engineNames.push(engineName);
         await engine.createVolume(engineName, sizeMB); // "allocated on first mount"

@@ -3,6 +3,7 @@
 // live, failed at once with the reason when its deploy fails, and 503 with Retry-After when the
 // wait (1.5 s here) runs out or too many (2 here) already wait.
 import type { Store } from '@tarmac/store';
+import { newResource } from '@tarmac/store/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LiveSandboxes } from '../controllers/live-sandboxes.js';
 import type { StartWaiters } from './start-waiters.js';
@@ -29,27 +30,7 @@ describe('sandbox gateway: requests to starting sandboxes', () => {
   afterAll(() => f.close());
 
   async function starting(name: string): Promise<void> {
-    const now = new Date().toISOString();
-    await store.resources.create({
-      id: `rec-${name}`,
-      workspace: ws,
-      kind: 'sandbox',
-      parent: '',
-      name,
-      displayName: null,
-      externalId: null,
-      labels: {},
-      spec: {},
-      status: 'DEPLOYING',
-      state: null,
-      system: {},
-      events: [],
-      createdAt: now,
-      updatedAt: now,
-      createdBy: 't',
-      updatedBy: 't',
-      terminatedAt: null,
-    });
+    await store.resources.create(newResource({ id: `rec-${name}`, workspace: ws, name }));
   }
 
   // Issue 14 item 1: a request right after create is held until the sandbox is live, not 503'd.

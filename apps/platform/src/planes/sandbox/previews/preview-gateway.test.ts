@@ -7,7 +7,7 @@ import { createServer, request, type IncomingMessage, type Server, type ServerRe
 import { connect, type AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Store } from '@tarmac/store';
-import { testDatabases } from '@tarmac/store/test-support';
+import { newResource, testDatabases } from '@tarmac/store/test-support';
 import { Hono } from 'hono';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -205,27 +205,9 @@ describe('preview gateway', () => {
     expect(old.status).toBe(404);
     expect(JSON.parse(old.body).error).toMatch(/expired/);
     expect((await get('orph0.local.preview.localhost')).status).toBe(404);
-    const now = new Date().toISOString();
-    await store.resources.create({
-      id: 'sbx-stopped',
-      workspace: ws,
-      kind: SANDBOX_KIND,
-      parent: '',
-      name: 'stopped',
-      displayName: null,
-      externalId: null,
-      labels: {},
-      spec: {},
-      status: 'DEPLOYING',
-      state: null,
-      system: {},
-      events: [],
-      createdAt: now,
-      updatedAt: now,
-      createdBy: 't',
-      updatedBy: 't',
-      terminatedAt: null,
-    });
+    await store.resources.create(
+      newResource({ id: 'sbx-stopped', workspace: ws, kind: SANDBOX_KIND, name: 'stopped' }),
+    );
     await putPreview(store, ws, 'stopped', 'wait', { port: 1, public: true }, 'wait0');
     feed.publish({ workspace: ws, kind: 'preview', name: 'stopped/wait' });
     // Held (issue 14 item 1), bounded here by 600 ms, then 503 with Retry-After.
